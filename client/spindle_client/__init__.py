@@ -1,0 +1,1 @@
+"""Spindle's Python client and the ``spindle`` command line."""

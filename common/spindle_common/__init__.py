@@ -1,0 +1,1 @@
+"""Code shared by every Spindle service. Nothing else is shared by copy."""

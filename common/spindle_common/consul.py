@@ -1,0 +1,67 @@
+"""A small Consul HTTP API client: service registration with health checks, and health reads."""
+from typing import Any
+
+import httpx
+
+
+class ConsulClient:
+    """Talks to the local Consul agent's HTTP API."""
+
+    def __init__(self, url: str, timeout: float = 5.0):
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def leader(self) -> str:
+        """The address of the Raft leader; raises when Consul has none or is unreachable."""
+        response = self._http.get("/v1/status/leader")
+        response.raise_for_status()
+        leader = response.json()
+        if not leader:
+            raise RuntimeError("Consul has no leader yet")
+        return leader
+
+    def register_service(
+        self,
+        name: str,
+        service_id: str,
+        address: str,
+        port: int,
+        health_url: str,
+        tags: list[str] | None = None,
+        meta: dict[str, str] | None = None,
+    ) -> None:
+        """Register (or re-register, idempotently) a service with an HTTP health check."""
+        body: dict[str, Any] = {
+            "ID": service_id,
+            "Name": name,
+            "Address": address,
+            "Port": port,
+            "Tags": tags or [],
+            "Meta": meta or {},
+            "Check": {
+                "CheckID": f"{service_id}-http",
+                "Name": f"{name} HTTP /health",
+                "HTTP": health_url,
+                "Interval": "5s",
+                "Timeout": "2s",
+            },
+        }
+        self._http.put("/v1/agent/service/register", json=body).raise_for_status()
+
+    def deregister_service(self, service_id: str) -> None:
+        self._http.put(f"/v1/agent/service/deregister/{service_id}").raise_for_status()
+
+    def service_health(self, name: str) -> list[dict[str, Any]]:
+        """Health entries (node, service, checks) of every instance of ``name``."""
+        response = self._http.get(f"/v1/health/service/{name}")
+        response.raise_for_status()
+        return response.json()
+
+    def services(self) -> dict[str, list[str]]:
+        """Catalog service names with their tags."""
+        response = self._http.get("/v1/catalog/services")
+        response.raise_for_status()
+        return response.json()

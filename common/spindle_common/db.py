@@ -1,0 +1,52 @@
+"""SQLAlchemy 2 engine and session for a service, and the start-up reachability check."""
+from collections.abc import Iterator
+from functools import lru_cache
+
+from sqlalchemy import Engine, MetaData, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+
+@lru_cache(maxsize=8)
+def get_engine(url: str) -> Engine:
+    """One pooled engine per database URL for the life of the process."""
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def session_factory(url: str) -> sessionmaker[Session]:
+    return sessionmaker(get_engine(url), expire_on_commit=False)
+
+
+def session_scope(url: str) -> Iterator[Session]:
+    """FastAPI dependency body: a session that is closed after the request."""
+    with session_factory(url)() as session:
+        yield session
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for error messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def ping(url: str, timeout: float) -> None:
+    """Raise if PostgreSQL at ``url`` does not answer ``SELECT 1`` within ``timeout`` seconds."""
+    engine = create_engine(url, connect_args={"connect_timeout": max(1, int(timeout))}, poolclass=None)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    finally:
+        engine.dispose()
+
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def service_metadata(schema: str) -> MetaData:
+    """Metadata for one service: its own PostgreSQL schema, stable constraint names."""
+    return MetaData(schema=schema, naming_convention=NAMING_CONVENTION)

@@ -1,0 +1,102 @@
+"""The skeleton every Spindle service shares: app factory with /health, start-up checks,
+Consul registration, and the process entry point."""
+import logging
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import asynccontextmanager
+
+import uvicorn
+from fastapi import APIRouter, FastAPI
+from sqlalchemy import text
+
+from spindle_common import db
+from spindle_common.consul import ConsulClient
+from spindle_common.errors import ApiError, install_error_handlers
+from spindle_common.settings import ServiceSettings
+
+log = logging.getLogger("spindle")
+
+
+class DependencyUnavailable(Exception):
+    """A dependency the service cannot start without is missing; the message is one line."""
+
+
+def check_dependencies(settings: ServiceSettings) -> None:
+    """Fail fast, naming what is missing, before the service starts listening."""
+    try:
+        db.ping(settings.database_url, settings.dependency_timeout)
+    except Exception as exc:  # the driver's own exception types vary; the message is what matters
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DependencyUnavailable(
+            f"cannot reach PostgreSQL at {db.describe(settings.database_url)}: {reason}"
+        ) from exc
+    consul = ConsulClient(settings.consul_url, timeout=settings.dependency_timeout)
+    try:
+        consul.leader()
+    except Exception as exc:
+        raise DependencyUnavailable(f"cannot reach Consul at {settings.consul_url}: {exc}") from exc
+    finally:
+        consul.close()
+
+
+def service_id(settings: ServiceSettings) -> str:
+    return f"{settings.service_name}-{settings.advertise_host}-{settings.port}"
+
+
+def create_service_app(
+    settings: ServiceSettings,
+    routers: Iterable[APIRouter] = (),
+    description: str = "",
+    register_in_consul: bool = True,
+) -> FastAPI:
+    """Build a service's FastAPI app with the shared error envelope, /health and Consul lifecycle."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        consul = ConsulClient(settings.consul_url)
+        if register_in_consul:
+            consul.register_service(
+                name=settings.service_name,
+                service_id=service_id(settings),
+                address=settings.advertise_host,
+                port=settings.port,
+                health_url=f"http://{settings.advertise_host}:{settings.port}/health",
+                tags=["spindle"],
+            )
+        try:
+            yield
+        finally:
+            if register_in_consul:
+                try:
+                    consul.deregister_service(service_id(settings))
+                except Exception as exc:  # Consul may already be gone during `down`
+                    log.warning("could not deregister %s: %s", service_id(settings), exc)
+            consul.close()
+
+    app = FastAPI(title=f"Spindle {settings.service_name}", description=description, lifespan=lifespan)
+    install_error_handlers(app)
+
+    @app.get("/health", tags=["health"])
+    def health() -> dict:
+        """Healthy when the service answers and its database does."""
+        try:
+            with db.get_engine(settings.database_url).connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except Exception as exc:
+            raise ApiError(503, "DATABASE_UNAVAILABLE", f"PostgreSQL is unreachable: {type(exc).__name__}")
+        return {"status": "ok", "service": settings.service_name, "checks": {"database": "ok"}}
+
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def run_service(settings: ServiceSettings, build_app: Callable[[ServiceSettings], FastAPI]) -> None:
+    """Process entry point: check dependencies (one-line error and exit 1 if missing), then serve."""
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        check_dependencies(settings)
+    except DependencyUnavailable as exc:
+        print(f"{settings.service_name}: {exc}", file=sys.stderr)
+        sys.exit(1)
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level)

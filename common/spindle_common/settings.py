@@ -1,0 +1,19 @@
+"""Settings every service reads from the environment (prefix ``SPINDLE_``)."""
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    """Base settings; each service subclasses it to set its name and port."""
+
+    model_config = SettingsConfigDict(env_prefix="SPINDLE_", extra="ignore")
+
+    service_name: str = "spindle"
+    host: str = "127.0.0.1"
+    port: int = 8080
+    # Address Consul's health check uses to reach this service.
+    advertise_host: str = "127.0.0.1"
+    database_url: str = "postgresql+psycopg://spindle@127.0.0.1:5432/spindle"
+    consul_url: str = "http://127.0.0.1:8500"
+    # Seconds a start-up dependency check may take before the service gives up.
+    dependency_timeout: float = 5.0
+    log_level: str = "info"

@@ -1,0 +1,60 @@
+# Shared shell helpers for deploy/*: paths, logging, process bookkeeping.
+# Everything Spindle starts is recorded under $SPINDLE_STATE_DIR so `down` stops only that.
+set -euo pipefail
+
+SPINDLE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export SPINDLE_ROOT
+export SPINDLE_STATE_DIR="${SPINDLE_STATE_DIR:-/var/lib/spindle}"
+export SPINDLE_LOG_DIR="${SPINDLE_LOG_DIR:-$SPINDLE_STATE_DIR/log}"
+export SPINDLE_RUN_DIR="$SPINDLE_STATE_DIR/run"
+export SPINDLE_VENV="${SPINDLE_VENV:-$SPINDLE_ROOT/.venv}"
+export SPINDLE_BIN_DIR="$SPINDLE_STATE_DIR/bin"
+mkdir -p "$SPINDLE_STATE_DIR" "$SPINDLE_LOG_DIR" "$SPINDLE_RUN_DIR" "$SPINDLE_BIN_DIR"
+
+log() { printf '[spindle %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# pid_alive NAME -> true when the pid recorded for NAME is a live process.
+pid_alive() {
+  local f="$SPINDLE_RUN_DIR/$1.pid"
+  [[ -s "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# start_daemon NAME CMD... -> starts CMD detached (own session), logs to $SPINDLE_LOG_DIR/NAME.log,
+# records its pid; does nothing when NAME already runs (idempotent `up`).
+start_daemon() {
+  local name="$1"; shift
+  if pid_alive "$name"; then log "$name already running (pid $(cat "$SPINDLE_RUN_DIR/$name.pid"))"; return 0; fi
+  setsid "$@" >>"$SPINDLE_LOG_DIR/$name.log" 2>&1 < /dev/null &
+  echo $! > "$SPINDLE_RUN_DIR/$name.pid"
+  log "started $name (pid $!)"
+}
+
+# stop_daemon NAME -> TERM, wait up to 15 s, then KILL; removes the pid file.
+stop_daemon() {
+  local name="$1" f="$SPINDLE_RUN_DIR/$1.pid" pid
+  [[ -s "$f" ]] || return 0
+  pid="$(cat "$f")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    log "stopped $name (pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+# wait_for DESCRIPTION SECONDS CMD... -> polls CMD every 0.2 s until it succeeds.
+wait_for() {
+  local what="$1" secs="$2"; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    (( SECONDS < deadline )) || die "timed out after ${secs}s waiting for $what"
+    sleep 0.2
+  done
+}
+
+# mark_started THING -> remembers that `up` (not someone else) started THING.
+mark_started() { touch "$SPINDLE_RUN_DIR/started-$1"; }
+was_started() { [[ -e "$SPINDLE_RUN_DIR/started-$1" ]]; }
+unmark_started() { rm -f "$SPINDLE_RUN_DIR/started-$1"; }

@@ -1,0 +1,25 @@
+# Consul: built from its Go module (deploy/consul), run as a single-server agent on loopback.
+
+CONSUL_BIN="$SPINDLE_BIN_DIR/consul"
+export SPINDLE_CONSUL_URL="${SPINDLE_CONSUL_URL:-http://127.0.0.1:8500}"
+
+build_consul() {
+  local src="$SPINDLE_ROOT/deploy/consul" stamp="$SPINDLE_BIN_DIR/consul.src-sha"
+  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  if [[ -x "$CONSUL_BIN" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
+  log "building Consul from its Go module (first build takes several minutes)"
+  (cd "$src" && go build -trimpath -o "$CONSUL_BIN.tmp" .) && mv "$CONSUL_BIN.tmp" "$CONSUL_BIN"
+  echo "$sha" > "$stamp"
+}
+
+consul_ok() { curl -fsS "$SPINDLE_CONSUL_URL/v1/status/leader" | grep -q ':'; }
+
+ensure_consul() {
+  build_consul
+  if consul_ok; then log "Consul is running"; return 0; fi
+  mkdir -p "$SPINDLE_STATE_DIR/consul"
+  start_daemon consul "$CONSUL_BIN" agent -server -bootstrap-expect=1 -node=spindle-local \
+    -data-dir="$SPINDLE_STATE_DIR/consul" -bind=127.0.0.1 -client=127.0.0.1 \
+    -domain=spindle -dns-port=8600 -log-level=warn
+  wait_for "Consul leader" 60 consul_ok
+}

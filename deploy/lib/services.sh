@@ -1,0 +1,47 @@
+# Spindle's own services: migrations, start, stop. Ports are fixed for single-machine mode.
+
+declare -A SERVICE_PORTS=([api-server]=8080 [orchestrator]=8081 [scheduler]=8082 [disk-service]=8083 [network-service]=8084)
+declare -A SERVICE_PACKAGES=([api-server]=spindle_api [orchestrator]=spindle_orchestrator [scheduler]=spindle_scheduler
+                             [disk-service]=spindle_disk [network-service]=spindle_network)
+SERVICES=(disk-service network-service scheduler orchestrator api-server)
+
+# Environment shared by every service process and by the CLI/tests (holds the DB password: 0600).
+write_env_file() {
+  local f="$SPINDLE_STATE_DIR/spindle.env"
+  (umask 077; cat > "$f" <<ENV
+SPINDLE_DATABASE_URL=$SPINDLE_DATABASE_URL
+SPINDLE_CONSUL_URL=$SPINDLE_CONSUL_URL
+SPINDLE_BASE_IMAGE=$SPINDLE_BASE_IMAGE
+SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
+ENV
+)
+}
+
+run_migrations() {
+  for s in "${SERVICES[@]}"; do
+    "$SPINDLE_VENV/bin/python" -m spindle_common.migrations "${SERVICE_PACKAGES[$s]}" upgrade >>"$SPINDLE_LOG_DIR/migrations.log" 2>&1 \
+      || die "migrations of $s failed, see $SPINDLE_LOG_DIR/migrations.log"
+  done
+  log "database migrations applied"
+}
+
+start_services() {
+  for s in "${SERVICES[@]}"; do
+    start_daemon "$s" env SPINDLE_PORT="${SERVICE_PORTS[$s]}" "$SPINDLE_VENV/bin/spindle-$s"
+  done
+}
+
+all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
+
+stop_services() {
+  local i
+  for ((i=${#SERVICES[@]}-1; i>=0; i--)); do stop_daemon "${SERVICES[$i]}"; done
+}
+
+bootstrap_admin() {
+  local token
+  token="$("$SPINDLE_VENV/bin/spindle-bootstrap-admin" --username admin 2>/dev/null)" || die "could not create the admin user"
+  [[ -z "$token" ]] && return 0
+  log "created admin user 'admin'. Its API token is shown ONCE, keep it:"
+  echo "    $token" >&2
+}

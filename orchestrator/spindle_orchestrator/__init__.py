@@ -1,0 +1,1 @@
+"""Spindle orchestrator: cluster lifecycle state machine, product configuration, Consul registration, teardown."""

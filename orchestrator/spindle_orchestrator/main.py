@@ -1,0 +1,14 @@
+"""orchestrator: cluster lifecycle state machine, product configuration, Consul registration, teardown."""
+from fastapi import FastAPI
+
+from spindle_common.service import create_service_app, run_service
+from spindle_orchestrator.api.routes import routers
+from spindle_orchestrator.core.config import Settings
+
+
+def build_app(settings: Settings) -> FastAPI:
+    return create_service_app(settings, routers, description=__doc__)
+
+
+def run() -> None:
+    run_service(Settings(), build_app)
