@@ -17,3 +17,5 @@ class ServiceSettings(BaseSettings):
     # Seconds a start-up dependency check may take before the service gives up.
     dependency_timeout: float = 5.0
     log_level: str = "info"
+    # Shared secret that internal services require from their callers (see spindle_common.auth).
+    internal_token: str = "dev-insecure-internal-token"

@@ -12,7 +12,7 @@ build_consul() {
   echo "$sha" > "$stamp"
 }
 
-consul_ok() { curl -fsS "$SPINDLE_CONSUL_URL/v1/status/leader" | grep -q ':'; }
+consul_ok() { curl -fs "$SPINDLE_CONSUL_URL/v1/status/leader" | grep -q ':'; }
 
 ensure_consul() {
   build_consul

@@ -11,6 +11,7 @@ install_apt_packages() {
   log "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  NEEDRESTART_MODE=a apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+    || die "apt-get install ${missing[*]} failed"
   # Debian starts services from postinst where it can; Spindle manages its own clusters.
 }

@@ -7,12 +7,14 @@ SERVICES=(disk-service network-service scheduler orchestrator api-server)
 
 # Environment shared by every service process and by the CLI/tests (holds the DB password: 0600).
 write_env_file() {
-  local f="$SPINDLE_STATE_DIR/spindle.env"
+  local f="$SPINDLE_STATE_DIR/spindle.env" token_file="$SPINDLE_STATE_DIR/internal-token"
+  [[ -s "$token_file" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$token_file")
   (umask 077; cat > "$f" <<ENV
 SPINDLE_DATABASE_URL=$SPINDLE_DATABASE_URL
 SPINDLE_CONSUL_URL=$SPINDLE_CONSUL_URL
 SPINDLE_BASE_IMAGE=$SPINDLE_BASE_IMAGE
 SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
+SPINDLE_INTERNAL_TOKEN=$(cat "$token_file")
 ENV
 )
 }
@@ -25,10 +27,10 @@ run_migrations() {
   log "database migrations applied"
 }
 
+start_service() { start_daemon "$1" env SPINDLE_PORT="${SERVICE_PORTS[$1]}" "$SPINDLE_VENV/bin/spindle-$1"; }
+
 start_services() {
-  for s in "${SERVICES[@]}"; do
-    start_daemon "$s" env SPINDLE_PORT="${SERVICE_PORTS[$s]}" "$SPINDLE_VENV/bin/spindle-$s"
-  done
+  for s in "${SERVICES[@]}"; do start_service "$s"; done
 }
 
 all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }

@@ -1,0 +1,22 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vitest/config';
+
+// The api-server serves the build under /ui/; the API itself stays at the origin's root.
+const API_SERVER = 'http://127.0.0.1:8080';
+const API_PATHS = ['/status'];
+
+export default defineConfig({
+  base: '/ui/',
+  plugins: [react()],
+  resolve: { tsconfigPaths: true },
+  server: {
+    // `npm run dev` forwards API calls to a running api-server, so fetches stay same-origin.
+    proxy: Object.fromEntries(API_PATHS.map((path) => [path, API_SERVER])),
+  },
+  test: {
+    environment: 'jsdom',
+    setupFiles: ['./src/testing/setup.ts'],
+    restoreMocks: true,
+    unstubGlobals: true,
+  },
+});
