@@ -14,7 +14,7 @@ class ServiceStatus:
     detail: str
 
 
-def _worst(statuses: list[str]) -> str:
+def worst_status(statuses: list[str]) -> str:
     for level in ("critical", "warning"):
         if level in statuses:
             return level
@@ -33,6 +33,6 @@ def service_statuses(consul_url: str, timeout: float = 5.0) -> list[ServiceStatu
             checks = [c for e in entries for c in e["Checks"]]
             instances = [f'{e["Service"]["Address"]}:{e["Service"]["Port"]}' for e in entries]
             failing = [c["Output"].strip() for c in checks if c["Status"] != "passing"]
-            result.append(ServiceStatus(name, _worst([c["Status"] for c in checks]), instances,
+            result.append(ServiceStatus(name, worst_status([c["Status"] for c in checks]), instances,
                                         (failing[0].splitlines() or [""])[0] if failing else ""))
     return result

@@ -14,10 +14,16 @@ mkdir -p "$SPINDLE_STATE_DIR" "$SPINDLE_LOG_DIR" "$SPINDLE_RUN_DIR" "$SPINDLE_BI
 log() { printf '[spindle %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# pid_alive NAME -> true when the pid recorded for NAME is a live process.
+# proc_start PID -> the process's start time in clock ticks (field 22 of /proc/PID/stat).
+proc_start() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+
+# pid_alive NAME -> true when the process recorded for NAME still runs. The start time is
+# recorded too, so a pid reused after a reboot or session end is not mistaken for ours.
 pid_alive() {
   local f="$SPINDLE_RUN_DIR/$1.pid"
-  [[ -s "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
+  [[ -s "$f" ]] || return 1
+  local pid; pid="$(cat "$f")"
+  [[ "$(proc_start "$pid")" == "$(cat "$SPINDLE_RUN_DIR/$1.start" 2>/dev/null)" ]]
 }
 
 # start_daemon NAME CMD... -> starts CMD detached (own session), logs to $SPINDLE_LOG_DIR/NAME.log,
@@ -27,6 +33,7 @@ start_daemon() {
   if pid_alive "$name"; then log "$name already running (pid $(cat "$SPINDLE_RUN_DIR/$name.pid"))"; return 0; fi
   setsid "$@" >>"$SPINDLE_LOG_DIR/$name.log" 2>&1 < /dev/null &
   echo $! > "$SPINDLE_RUN_DIR/$name.pid"
+  proc_start $! > "$SPINDLE_RUN_DIR/$name.start"
   log "started $name (pid $!)"
 }
 
@@ -35,13 +42,13 @@ stop_daemon() {
   local name="$1" f="$SPINDLE_RUN_DIR/$1.pid" pid
   [[ -s "$f" ]] || return 0
   pid="$(cat "$f")"
-  if kill -0 "$pid" 2>/dev/null; then
+  if pid_alive "$name"; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
     log "stopped $name (pid $pid)"
   fi
-  rm -f "$f"
+  rm -f "$f" "$SPINDLE_RUN_DIR/$name.start"
 }
 
 # wait_for DESCRIPTION SECONDS CMD... -> polls CMD every 0.2 s until it succeeds.

@@ -1,0 +1,14 @@
+# The one test command: installs and starts what the tests need (deploy/up), then runs them all.
+.PHONY: test unit up down
+
+test: up
+	.venv/bin/pytest
+
+unit:
+	.venv/bin/pytest tests/unit
+
+up:
+	./deploy/up
+
+down:
+	./deploy/down
