@@ -3,6 +3,7 @@
 
 test: up
 	.venv/bin/pytest
+	cd web-ui && npm run lint && npm test
 
 unit:
 	.venv/bin/pytest tests/unit

@@ -4,10 +4,14 @@ from fastapi import FastAPI
 from spindle_common.service import create_service_app, run_service
 from spindle_api.api.routes import routers
 from spindle_api.core.config import Settings
+from spindle_api.web_ui import mount_web_ui
 
 
 def build_app(settings: Settings) -> FastAPI:
-    return create_service_app(settings, routers, description=__doc__)
+    app = create_service_app(settings, routers, description=__doc__)
+    app.state.settings = settings  # routes read their settings from the app that serves them
+    mount_web_ui(app, settings.web_ui_dist)
+    return app
 
 
 def run() -> None:

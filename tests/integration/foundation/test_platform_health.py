@@ -44,3 +44,10 @@ def test_a_container_runs_from_the_locally_built_base_image(platform_env):
     assert result.returncode == 0, result.stderr
     version, answer = result.stdout.split()
     assert version.startswith("12.") and answer == "42"
+
+
+def test_api_server_serves_platform_status_and_the_web_ui():
+    services = httpx.get("http://127.0.0.1:8080/status").json()["services"]
+    assert {s["name"]: s["status"] for s in services} == {name: "passing" for name in SERVICES}
+    page = httpx.get("http://127.0.0.1:8080/ui/")
+    assert page.status_code == 200 and '<div id="root">' in page.text

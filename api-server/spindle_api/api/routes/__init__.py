@@ -1,4 +1,6 @@
 """HTTP routes of api-server, one module per resource."""
 from fastapi import APIRouter
 
-routers: list[APIRouter] = []
+from spindle_api.api.routes import status
+
+routers: list[APIRouter] = [status.router]

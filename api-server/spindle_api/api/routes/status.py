@@ -1,0 +1,35 @@
+"""``GET /status``: the health of every Spindle service, as Consul's checks report it."""
+from dataclasses import asdict
+from typing import Literal
+
+import httpx
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+
+from spindle_client.status import service_statuses
+from spindle_common.errors import ApiError
+
+router = APIRouter(tags=["status"])
+
+
+class ServiceStatus(BaseModel):
+    name: str
+    status: Literal["passing", "warning", "critical", "missing"]
+    instances: list[str]
+    detail: str
+
+
+class PlatformStatus(BaseModel):
+    services: list[ServiceStatus]
+
+
+@router.get("/status")
+def platform_status(request: Request) -> PlatformStatus:
+    """Health of each service; ``missing`` when no instance is registered in Consul."""
+    consul_url = request.app.state.settings.consul_url
+    try:
+        statuses = service_statuses(consul_url)
+    except httpx.HTTPError as exc:
+        raise ApiError(503, "CONSUL_UNAVAILABLE", f"cannot read service health from Consul at {consul_url}: {exc}",
+                       {"consul_url": consul_url}) from exc
+    return PlatformStatus(services=[ServiceStatus(**asdict(s)) for s in statuses])
