@@ -1,0 +1,1 @@
+"""Spindle's Mesos executor: one cluster member as one Docker container."""

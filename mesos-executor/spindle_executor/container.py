@@ -1,0 +1,132 @@
+"""Create, check and remove a member's container through the Docker Engine API."""
+import io
+import os
+import socket
+import tarfile
+import time
+from pathlib import PurePosixPath
+
+import docker
+from docker.errors import APIError, ImageNotFound, NotFound
+from docker.models.containers import Container
+from docker.types import EndpointConfig, Mount, NetworkingConfig
+
+from spindle_executor.task_spec import OWNED_LABEL, TASK_LABEL, ContainerSpec, HealthCheck
+
+
+class LaunchFailed(Exception):
+    """The container could not be started or never became healthy; the message is the reason."""
+
+
+def _files_archive(files: dict[str, str]) -> bytes:
+    """A tar archive holding the rendered config files at their absolute container paths."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path, content in files.items():
+            data = content.encode()
+            info = tarfile.TarInfo(str(PurePosixPath(path).relative_to("/")))
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _check_disks(spec: ContainerSpec) -> None:
+    for disk in spec.disks:
+        if not os.path.ismount(disk.host_path):
+            raise LaunchFailed(f"disk {disk.host_path} is not mounted on this node, cannot give it to {disk.container_path}")
+
+
+def create_and_start(client: docker.DockerClient, spec: ContainerSpec) -> Container:
+    """Start the member's container: limits, dedicated disks at /data/N, floating IP, config files."""
+    _check_disks(spec)
+    try:
+        client.images.get(spec.image)
+    except ImageNotFound:
+        raise LaunchFailed(f"image {spec.image} is not on this node") from None
+    networking = None
+    if spec.network:
+        endpoint = EndpointConfig(version=client.api._version, ipv4_address=spec.ip)
+        networking = NetworkingConfig({spec.network: endpoint})
+    try:
+        container_id = client.api.create_container(
+            spec.image,
+            command=spec.command,
+            name=spec.container_name,
+            hostname=spec.hostname,
+            environment=spec.env,
+            labels=spec.labels,
+            networking_config=networking,
+            host_config=client.api.create_host_config(
+                nano_cpus=int(spec.cpus * 1e9),
+                mem_limit=f"{spec.mem_mb}m",
+                cpuset_cpus=spec.cpuset,
+                network_mode=spec.network or "none",
+                mounts=[Mount(target=d.container_path, source=d.host_path, type="bind") for d in spec.disks],
+            ),
+        )["Id"]
+        container = client.containers.get(container_id)
+        if spec.files:
+            container.put_archive("/", _files_archive(spec.files))
+        container.start()
+    except APIError as exc:
+        remove(client, spec.task_id)
+        raise LaunchFailed(f"docker refused the container: {exc.explanation or exc}") from exc
+    return container
+
+
+def _tcp_open(ip: str, port: int) -> bool:
+    try:
+        with socket.create_connection((ip, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_healthy(container: Container, health: HealthCheck | None, ip: str | None) -> None:
+    """Return once the health check passes; raise LaunchFailed if the container dies or time runs out."""
+    deadline = time.monotonic() + (health.timeout_seconds if health else 30)
+    last = "no check has run yet"
+    while time.monotonic() < deadline:
+        container.reload()
+        if container.status in ("exited", "dead"):
+            logs = container.logs(tail=5).decode(errors="replace").strip()
+            raise LaunchFailed(f"container exited with code {container.attrs['State']['ExitCode']}: {logs}")
+        if health is None:
+            if container.status == "running":
+                return
+        elif health.command:
+            try:
+                result = container.exec_run(health.command)
+            except APIError:  # the container stopped between reload() and exec: next round says why
+                continue
+            if result.exit_code == 0:
+                return
+            last = f"health command exited {result.exit_code}"
+        elif ip and _tcp_open(ip, health.tcp_port):
+            return
+        else:
+            last = f"port {health.tcp_port} not accepting"
+        time.sleep(health.interval_seconds if health else 0.2)
+    raise LaunchFailed(f"health check did not pass within {health.timeout_seconds if health else 30:.0f}s ({last})")
+
+
+def remove(client: docker.DockerClient, task_id: str) -> int:
+    """Stop and remove every container of ``task_id``; returns how many there were."""
+    containers = client.containers.list(all=True, filters={"label": [f"{TASK_LABEL}={task_id}", f"{OWNED_LABEL}=true"]})
+    for container in containers:
+        try:
+            container.remove(force=True)
+        except NotFound:
+            pass
+    return len(containers)
+
+
+def remove_orphans(client: docker.DockerClient, live_task_ids: set[str]) -> list[str]:
+    """Remove Spindle containers whose task is not live (e.g. their executor was killed)."""
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": f"{OWNED_LABEL}=true"}):
+        task_id = container.labels.get(TASK_LABEL)
+        if task_id and task_id not in live_task_ids:
+            container.remove(force=True)
+            removed.append(task_id)
+    return removed
