@@ -1,6 +1,6 @@
 """HTTP routes of api-server, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_api.api.routes import status
+from spindle_api.api.routes import status, users
 
-routers: list[APIRouter] = [status.router]
+routers: list[APIRouter] = [status.router, users.router]

@@ -3,10 +3,11 @@ from dataclasses import asdict
 from typing import Literal
 
 import httpx
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel
 
 from spindle_client.status import service_statuses
+from spindle_api.api.deps import SettingsDep
 from spindle_common.errors import ApiError
 
 router = APIRouter(tags=["status"])
@@ -24,9 +25,9 @@ class PlatformStatus(BaseModel):
 
 
 @router.get("/status")
-def platform_status(request: Request) -> PlatformStatus:
+def platform_status(settings: SettingsDep) -> PlatformStatus:
     """Health of each service; ``missing`` when no instance is registered in Consul."""
-    consul_url = request.app.state.settings.consul_url
+    consul_url = settings.consul_url
     try:
         statuses = service_statuses(consul_url)
     except httpx.HTTPError as exc:

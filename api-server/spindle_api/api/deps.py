@@ -1,0 +1,48 @@
+"""Request dependencies: settings, DB session, the authenticated user."""
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from sqlalchemy.orm import Session
+
+from spindle_api.core.config import Settings
+from spindle_api.models import User
+from spindle_api.tokens import user_for_token
+from spindle_common.db import session_factory
+from spindle_common.errors import ApiError
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_session(settings: Annotated[Settings, Depends(get_settings)]) -> Iterator[Session]:
+    with session_factory(settings.database_url)() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def current_user(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> User:
+    """The user whose API token is in ``Authorization: Bearer …``; 401 otherwise."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "UNAUTHENTICATED", "send your API token as 'Authorization: Bearer <token>'")
+    user = user_for_token(session, token.strip())
+    if user is None:
+        raise ApiError(401, "UNAUTHENTICATED", "the API token is unknown or revoked")
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def admin_user(user: CurrentUser) -> User:
+    if not user.is_admin:
+        raise ApiError(403, "FORBIDDEN", "this endpoint is for administrators")
+    return user
+
+
+AdminUser = Annotated[User, Depends(admin_user)]

@@ -1,0 +1,25 @@
+"""Entry point the Mesos agent starts (``spindle-mesos-executor``), with the standard executor
+environment (MESOS_AGENT_ENDPOINT, MESOS_FRAMEWORK_ID, MESOS_EXECUTOR_ID, …)."""
+import logging
+import signal
+import sys
+
+from pymesos import MesosExecutorDriver
+
+from spindle_executor.executor import DockerExecutor
+
+
+def run() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    executor = DockerExecutor()
+    driver = MesosExecutorDriver(executor, use_addict=True)
+
+    def stop(signum, _frame):
+        # SIGTERM from the agent: take our containers with us. (After SIGKILL the scheduler's
+        # reconciler removes them by their task-id label.)
+        executor.shutdown(driver)
+        driver.stop()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    driver.run()
