@@ -9,7 +9,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Literal
 
-from fastapi import Header
+from fastapi import Header, Request
 
 from spindle_common.errors import ApiError
 
@@ -45,5 +45,21 @@ def caller_dependency(internal_token: str, *allowed: Role):
             raise ApiError(403, "FORBIDDEN", f"this action needs role {' or '.join(allowed)}",
                            {"role": x_spindle_role})
         return Caller(actor=x_spindle_actor, role=x_spindle_role)  # type: ignore[arg-type]
+
+    return dependency
+
+
+def require(*allowed: Role):
+    """Like ``caller_dependency``, with the token read from the serving app's settings
+    (``app.state.settings``, set by ``create_service_app``)."""
+
+    def dependency(
+        request: Request,
+        authorization: str | None = Header(default=None),
+        x_spindle_actor: str | None = Header(default=None),
+        x_spindle_role: str | None = Header(default=None),
+    ) -> Caller:
+        check = caller_dependency(request.app.state.settings.internal_token, *allowed)
+        return check(authorization, x_spindle_actor, x_spindle_role)
 
     return dependency

@@ -29,11 +29,11 @@ class ConsulClient:
         service_id: str,
         address: str,
         port: int,
-        health_url: str,
+        check: dict[str, Any] | None,
         tags: list[str] | None = None,
         meta: dict[str, str] | None = None,
     ) -> None:
-        """Register (or re-register, idempotently) a service with an HTTP health check."""
+        """Register (or re-register, idempotently) a service with its health check."""
         body: dict[str, Any] = {
             "ID": service_id,
             "Name": name,
@@ -41,15 +41,18 @@ class ConsulClient:
             "Port": port,
             "Tags": tags or [],
             "Meta": meta or {},
-            "Check": {
-                "CheckID": f"{service_id}-http",
-                "Name": f"{name} HTTP /health",
-                "HTTP": health_url,
-                "Interval": "5s",
-                "Timeout": "2s",
-            },
         }
+        if check:
+            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}
         self._http.put("/v1/agent/service/register", json=body).raise_for_status()
+
+    @staticmethod
+    def http_check(url: str) -> dict[str, Any]:
+        return {"Name": f"HTTP {url}", "HTTP": url}
+
+    @staticmethod
+    def tcp_check(address: str, port: int) -> dict[str, Any]:
+        return {"Name": f"TCP {address}:{port}", "TCP": f"{address}:{port}"}
 
     def deregister_service(self, service_id: str) -> None:
         self._http.put(f"/v1/agent/service/deregister/{service_id}").raise_for_status()

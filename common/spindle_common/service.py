@@ -3,7 +3,7 @@ Consul registration, and the process entry point."""
 import logging
 import sys
 from collections.abc import Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
@@ -48,11 +48,15 @@ def create_service_app(
     routers: Iterable[APIRouter] = (),
     description: str = "",
     register_in_consul: bool = True,
+    background: Callable[[FastAPI], AbstractContextManager] | None = None,
 ) -> FastAPI:
-    """Build a service's FastAPI app with the shared error envelope, /health and Consul lifecycle."""
+    """Build a service's FastAPI app with the shared error envelope, /health and Consul lifecycle.
+
+    ``background(app)``, if given, is entered after start-up and left at shutdown (e.g. a worker thread).
+    """
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI):
+    async def lifespan(app: FastAPI):
         consul = ConsulClient(settings.consul_url)
         if register_in_consul:
             consul.register_service(
@@ -60,11 +64,12 @@ def create_service_app(
                 service_id=service_id(settings),
                 address=settings.advertise_host,
                 port=settings.port,
-                health_url=f"http://{settings.advertise_host}:{settings.port}/health",
+                check=consul.http_check(f"http://{settings.advertise_host}:{settings.port}/health"),
                 tags=["spindle"],
             )
         try:
-            yield
+            with background(app) if background else nullcontext():
+                yield
         finally:
             if register_in_consul:
                 try:
@@ -74,6 +79,7 @@ def create_service_app(
             consul.close()
 
     app = FastAPI(title=f"Spindle {settings.service_name}", description=description, lifespan=lifespan)
+    app.state.settings = settings  # dependencies read the serving app's settings from here
     install_error_handlers(app)
 
     @app.get("/health", tags=["health"])

@@ -1,8 +1,68 @@
-"""Tables owned by orchestrator, all in the PostgreSQL schema ``orchestrator``."""
-from sqlalchemy.orm import DeclarativeBase
+"""Tables owned by the orchestrator, all in the PostgreSQL schema ``orchestrator``."""
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, String, UniqueConstraint, func
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from spindle_common.db import service_metadata
 
 
 class Base(DeclarativeBase):
     metadata = service_metadata("orchestrator")
+
+
+class Cluster(Base):
+    __tablename__ = "clusters"
+    __table_args__ = (UniqueConstraint("owner", "idempotency_key", name="uq_clusters_owner_idempotency_key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64), index=True)
+    product: Mapped[str] = mapped_column(String(64))
+    version: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    reason_code: Mapped[str | None] = mapped_column(String(64))
+    reason: Mapped[str | None] = mapped_column(String(2000))
+    idempotency_key: Mapped[str | None] = mapped_column(String(128))
+    # When the current step must be done by; past it the launch fails with a reason and cleans up.
+    deadline: Mapped[datetime | None]
+    # Set once a FAILED cluster's resources have been given back.
+    cleaned_up: Mapped[bool] = mapped_column(default=False)
+    delete_requested: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+    members: Mapped[list["Member"]] = relationship(order_by="Member.member_id", lazy="selectin")
+
+
+class Member(Base):
+    __tablename__ = "members"
+
+    member_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cluster_id: Mapped[str] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(64))
+    index: Mapped[int]
+    state: Mapped[str] = mapped_column(String(32))
+    message: Mapped[str] = mapped_column(String(2000), default="")
+    node: Mapped[str | None] = mapped_column(String(255))
+    ip: Mapped[str | None] = mapped_column(String(64))
+    dns_name: Mapped[str | None] = mapped_column(String(255))
+    disks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    ports: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The member's launch request as sent to the scheduler (resources + rendered container).
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Event(Base):
+    """The per-cluster, per-member, per-step timeline."""
+
+    __tablename__ = "events"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    cluster_id: Mapped[str] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), index=True)
+    member_id: Mapped[str | None] = mapped_column(String(128))
+    step: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(32))
+    message: Mapped[str] = mapped_column(String(2000), default="")
+    at: Mapped[datetime] = mapped_column(server_default=func.now())

@@ -1,4 +1,6 @@
 """HTTP routes of orchestrator, one module per resource."""
 from fastapi import APIRouter
 
-routers: list[APIRouter] = []
+from spindle_orchestrator.api.routes import clusters
+
+routers: list[APIRouter] = [clusters.router]

@@ -1,0 +1,77 @@
+"""Clients for calling one Spindle service from another (internal token, caller identity, envelope)."""
+from typing import Any
+
+import httpx
+
+from spindle_common.auth import Role, internal_headers
+from spindle_common.errors import ApiError
+
+
+class ServiceClient:
+    """JSON over HTTP to an internal service; its error envelope comes back as an ``ApiError``."""
+
+    def __init__(self, base_url: str, internal_token: str, actor: str, role: Role = "service", timeout: float = 30.0):
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
+                                  headers=internal_headers(internal_token, actor, role))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ApiError(503, "SERVICE_UNAVAILABLE", f"{self._http.base_url} is unreachable: {exc}") from exc
+        if response.is_success:
+            return response.json() if response.content else None
+        try:
+            error = response.json()["error"]
+        except (ValueError, KeyError, TypeError):
+            raise ApiError(response.status_code, "UPSTREAM_ERROR", response.text[:500]) from None
+        raise ApiError(response.status_code, error["code"], error["message"], error.get("details") or {})
+
+
+class DiskClient(ServiceClient):
+    """disk-service: which disks a node has, and exclusive allocation of whole disks."""
+
+    def disks_of_node(self, node: str) -> list[dict[str, Any]]:
+        items, token = [], None
+        while True:
+            page = self.request("GET", "/disks", params={"node": node, "page_size": 500,
+                                                          **({"page_token": token} if token else {})})
+            items.extend(page["items"])
+            token = page.get("next_page_token")
+            if not token:
+                return items
+
+    def allocate(self, node: str, disk_class: str, count: int, owner: str) -> list[dict[str, Any]]:
+        body = {"node": node, "disk_class": disk_class, "count": count, "owner": owner}
+        return self.request("POST", "/allocations", json=body)["disks"]
+
+    def release(self, owner: str) -> list[dict[str, Any]]:
+        """Release (and wipe) everything ``owner`` holds."""
+        return self.request("POST", "/allocations/release", json={"owner": owner})
+
+
+class NetworkClient(ServiceClient):
+    """network-service: floating IPs for members."""
+
+    def allocate(self, owner: str, pool: str) -> dict[str, Any]:
+        """The member's floating IP (the same one again if it already has one): address + Docker network."""
+        return self.request("POST", "/allocations", json={"owner": owner, "pool": pool})
+
+    def release(self, owner: str) -> Any:
+        return self.request("POST", "/allocations/release", json={"owner": owner})
+
+
+class SchedulerClient(ServiceClient):
+    """scheduler: members as Mesos tasks."""
+
+    def launch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.request("POST", "/launches", json=body)
+
+    def tasks(self, cluster_id: str) -> list[dict[str, Any]]:
+        return self.request("GET", f"/clusters/{cluster_id}/tasks")
+
+    def kill(self, cluster_id: str) -> list[dict[str, Any]]:
+        return self.request("POST", f"/clusters/{cluster_id}/kill")

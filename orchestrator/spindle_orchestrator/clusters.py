@@ -1,0 +1,87 @@
+"""Cluster rows: creation (idempotent per owner + key), lookup, listing with page tokens, events."""
+import base64
+from datetime import datetime
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from spindle_common.errors import ApiError
+from spindle_orchestrator.models import Cluster, Event
+from spindle_orchestrator.states import PENDING
+
+
+def new_cluster_id() -> str:
+    return "c" + uuid.uuid4().hex[:10]
+
+
+def record_event(session: Session, cluster_id: str, step: str, state: str, message: str = "",
+                 member_id: str | None = None) -> None:
+    session.add(Event(cluster_id=cluster_id, member_id=member_id, step=step, state=state, message=message[:2000]))
+
+
+def create(session: Session, owner: str, product: str, version: str, options: dict[str, Any],
+           idempotency_key: str | None) -> tuple[Cluster, bool]:
+    """A new PENDING cluster, or the one this owner already created with this key (created=False)."""
+    if idempotency_key:
+        existing = session.scalar(select(Cluster).where(Cluster.owner == owner, Cluster.idempotency_key == idempotency_key))
+        if existing:
+            return _same_request_or_409(existing, product, version, options), False
+    cluster = Cluster(id=new_cluster_id(), owner=owner, product=product, version=version, options=options,
+                      state=PENDING, idempotency_key=idempotency_key, cleaned_up=False, delete_requested=False)
+    session.add(cluster)
+    record_event(session, cluster.id, "accepted", PENDING, f"{product} {version} requested by {owner}")
+    try:
+        session.commit()
+    except IntegrityError:  # the same key raced in from a parallel request
+        session.rollback()
+        existing = session.scalar(select(Cluster).where(Cluster.owner == owner, Cluster.idempotency_key == idempotency_key))
+        return _same_request_or_409(existing, product, version, options), False
+    return cluster, True
+
+
+def _same_request_or_409(cluster: Cluster, product: str, version: str, options: dict[str, Any]) -> Cluster:
+    if (cluster.product, cluster.version, cluster.options) != (product, version, options):
+        raise ApiError(409, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different launch",
+                       {"cluster_id": cluster.id})
+    return cluster
+
+
+def get_or_404(session: Session, cluster_id: str) -> Cluster:
+    cluster = session.get(Cluster, cluster_id)
+    if cluster is None:
+        raise ApiError(404, "CLUSTER_NOT_FOUND", f"cluster {cluster_id} does not exist")
+    return cluster
+
+
+def _token(created_at, cluster_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{cluster_id}".encode()).decode()
+
+
+def list_page(session: Session, owner: str | None, state: str | None, product: str | None, page_size: int,
+              page_token: str | None) -> tuple[list[Cluster], str | None]:
+    """Newest first; the token is the last row's (created_at, id), so pages stay stable under inserts."""
+    query = select(Cluster).order_by(Cluster.created_at.desc(), Cluster.id.desc())
+    if owner:
+        query = query.where(Cluster.owner == owner)
+    if state:
+        query = query.where(Cluster.state == state)
+    if product:
+        query = query.where(Cluster.product == product)
+    if page_token:
+        try:
+            created, cluster_id = base64.urlsafe_b64decode(page_token.encode()).decode().split("|", 1)
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError(422, "INVALID_PAGE_TOKEN", "page_token is not one this API returned") from None
+        after = datetime.fromisoformat(created)
+        query = query.where((Cluster.created_at < after) | ((Cluster.created_at == after) & (Cluster.id < cluster_id)))
+    rows = list(session.scalars(query.limit(page_size + 1)))
+    next_token = _token(rows[page_size - 1].created_at, rows[page_size - 1].id) if len(rows) > page_size else None
+    return rows[:page_size], next_token
+
+
+def events_after(session: Session, cluster_id: str, after_seq: int) -> list[Event]:
+    return list(session.scalars(select(Event).where(Event.cluster_id == cluster_id, Event.seq > after_seq)
+                                .order_by(Event.seq)))

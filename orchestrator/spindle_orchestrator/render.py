@@ -1,0 +1,84 @@
+"""Product configuration: a manifest + launch options + the members' IPs → each member's launch
+request (resources and the rendered container: command, env, config files, health check).
+
+Templates are Jinja2 strings (sandboxed, undefined names are errors) seeing ``cluster``,
+``member`` (id, name, role, index, ip, data_dirs, cpus, mem_mb), ``peers`` (role → members) and
+``settings`` (the product-specific options).
+"""
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+_jinja = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+class RenderError(ValueError):
+    """A template of the product could not be rendered (the message names role and field)."""
+
+
+@dataclass(frozen=True)
+class PlannedMember:
+    member_id: str
+    name: str  # role-index, the member's DNS label inside its cluster
+    role: str
+    index: int
+    cpus: float
+    mem_mb: int
+    disks: dict[str, int]
+
+
+def plan_members(cluster_id: str, manifest: dict[str, Any], options: dict[str, Any]) -> list[PlannedMember]:
+    """How many members of each role, with which resources: manifest defaults, overridden by options."""
+    members = []
+    for role, spec in manifest["roles"].items():
+        chosen = options.get("roles", {}).get(role, {})
+        count = chosen.get("count", spec["count"]["default"])
+        for index in range(1, count + 1):
+            members.append(PlannedMember(
+                member_id=f"{cluster_id}-{role}-{index}", name=f"{role}-{index}", role=role, index=index,
+                cpus=float(chosen.get("cpus", spec["cpus"])), mem_mb=int(chosen.get("mem_mb", spec["mem_mb"])),
+                disks={k: v for k, v in {**spec.get("disks", {}), **chosen.get("disks", {})}.items() if v},
+            ))
+    return members
+
+
+def _render(value: Any, context: dict[str, Any], where: str) -> Any:
+    if isinstance(value, str):
+        try:
+            return _jinja.from_string(value).render(context)
+        except TemplateError as exc:
+            raise RenderError(f"{where}: {exc}") from exc
+    if isinstance(value, list):
+        return [_render(v, context, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _render(v, context, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
+                  member: PlannedMember, ips: dict[str, str | None], all_members: list[PlannedMember]) -> dict[str, Any]:
+    """The container part of one member's launch request, every template rendered."""
+    role = manifest["roles"][member.role]
+    disk_count = sum(member.disks.values())
+    peers: dict[str, list[dict[str, Any]]] = {}
+    for other in all_members:
+        peers.setdefault(other.role, []).append({"id": other.member_id, "name": other.name, "ip": ips.get(other.member_id)})
+    context = {
+        "cluster": cluster,
+        "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
+                   "ip": ips.get(member.member_id), "data_dirs": [f"/data/{i}" for i in range(1, disk_count + 1)],
+                   "cpus": member.cpus, "mem_mb": member.mem_mb},
+        "peers": peers,
+        "settings": options.get("settings", {}),
+    }
+    where = f"role {member.role}"
+    return {
+        "image": manifest["image"],
+        "command": _render(role.get("command"), context, f"{where} command"),
+        "env": _render(role.get("env", {}), context, f"{where} env"),
+        "files": _render(role.get("files", {}), context, f"{where} files"),
+        "health": role.get("health"),
+        "hostname": member.name,
+    }

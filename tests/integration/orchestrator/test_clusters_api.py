@@ -1,0 +1,68 @@
+"""The orchestrator's cluster API on a fresh database (worker not running): create, idempotency,
+listing pages, events, delete request, and bad input."""
+import pytest
+from fastapi.testclient import TestClient
+
+from spindle_common import migrations
+from spindle_common.auth import internal_headers
+from spindle_orchestrator.core.config import Settings
+from spindle_orchestrator.main import build_app
+
+TOKEN = "test-token"
+AS_API = internal_headers(TOKEN, "api-server", "service")
+
+
+@pytest.fixture
+def api(fresh_database):
+    migrations.upgrade("spindle_orchestrator", fresh_database)
+    return TestClient(build_app(Settings(database_url=fresh_database, internal_token=TOKEN)))
+
+
+def launch(api, owner="alice", key=None, options=None):
+    body = {"owner": owner, "product": "static-web", "version": "1.0", "options": options or {}, "idempotency_key": key}
+    return api.post("/clusters", json=body, headers=AS_API)
+
+
+def test_create_is_accepted_pending_with_an_event(api):
+    response = launch(api)
+    assert response.status_code == 202
+    cluster = response.json()
+    assert cluster["state"] == "PENDING" and cluster["owner"] == "alice" and cluster["id"].startswith("c")
+    events = api.get(f"/clusters/{cluster['id']}/events", headers=AS_API).json()
+    assert [(e["step"], e["state"]) for e in events] == [("accepted", "PENDING")]
+
+
+def test_idempotency_key_returns_the_same_cluster(api):
+    first = launch(api, key="k1")
+    again = launch(api, key="k1")
+    assert (first.status_code, again.status_code) == (202, 200)
+    assert first.json()["id"] == again.json()["id"]
+    assert launch(api, owner="bob", key="k1").json()["id"] != first.json()["id"], "keys are per owner"
+    reused = launch(api, key="k1", options={"roles": {"server": {"count": 2}}})
+    assert reused.status_code == 409 and reused.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_listing_pages_through_every_cluster_once(api):
+    ids = {launch(api).json()["id"] for _ in range(5)}
+    launch(api, owner="bob")
+    seen, token = [], None
+    while True:
+        page = api.get("/clusters", params={"owner": "alice", "page_size": 2, **({"page_token": token} if token else {})},
+                       headers=AS_API).json()
+        seen += [c["id"] for c in page["items"]]
+        token = page["next_page_token"]
+        if not token:
+            break
+    assert sorted(seen) == sorted(ids) and len(seen) == 5
+
+
+def test_delete_is_recorded_and_bad_input_is_refused(api):
+    cluster_id = launch(api).json()["id"]
+    assert api.delete(f"/clusters/{cluster_id}", headers=AS_API).status_code == 202
+    steps = [e["state"] for e in api.get(f"/clusters/{cluster_id}/events", headers=AS_API).json()]
+    assert steps[-1] == "DELETE_REQUESTED"
+    assert api.get("/clusters/cnope", headers=AS_API).json()["error"]["code"] == "CLUSTER_NOT_FOUND"
+    assert api.get("/clusters", params={"state": "SLEEPING"}, headers=AS_API).status_code == 422
+    assert api.get("/clusters", params={"page_token": "garbage"}, headers=AS_API).json()["error"]["code"] == "INVALID_PAGE_TOKEN"
+    assert launch(api, owner="").status_code == 422
+    assert api.post("/clusters", json={}, headers=internal_headers(TOKEN, "x", "user")).status_code == 403
