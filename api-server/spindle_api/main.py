@@ -9,7 +9,6 @@ from spindle_api.web_ui import mount_web_ui
 
 def build_app(settings: Settings) -> FastAPI:
     app = create_service_app(settings, routers, description=__doc__)
-    app.state.settings = settings  # routes read their settings from the app that serves them
     mount_web_ui(app, settings.web_ui_dist)
     return app
 

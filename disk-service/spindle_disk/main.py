@@ -4,10 +4,14 @@ from fastapi import FastAPI
 from spindle_common.service import create_service_app, run_service
 from spindle_disk.api.routes import routers
 from spindle_disk.core.config import Settings
+from spindle_disk.wipe import Wiper
 
 
-def build_app(settings: Settings) -> FastAPI:
-    return create_service_app(settings, routers, description=__doc__)
+def build_app(settings: Settings, resume_wipes: bool = True) -> FastAPI:
+    """The service app; routes read ``settings`` and the background ``wiper`` from ``app.state``."""
+    app = create_service_app(settings, routers, description=__doc__)
+    app.state.wiper = Wiper(settings, resume=resume_wipes)
+    return app
 
 
 def run() -> None:

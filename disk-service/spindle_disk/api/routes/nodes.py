@@ -1,0 +1,65 @@
+"""Nodes (admin): register, list, discover their Spindle disks; export their Mesos agent resources."""
+from typing import Any
+
+from fastapi import APIRouter, Response, status
+from sqlalchemy import select
+
+from spindle_common.errors import ApiError
+from spindle_disk import blockdev, discovery, inventory, mesos_resources, schemas
+from spindle_disk.api.deps import Admin, ServiceOrAdmin, SessionDep, SettingsDep
+from spindle_disk.models import Disk
+from spindle_disk.wipe import is_local
+
+router = APIRouter(prefix="/nodes", tags=["nodes"])
+
+
+@router.post("", response_model=schemas.NodeOut, status_code=status.HTTP_201_CREATED)
+def register_node(body: schemas.NodeCreate, session: SessionDep, _: Admin, response: Response):
+    """Register a node; the same registration again returns it with 200."""
+    node, created = inventory.register_node(session, body)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return node
+
+
+@router.get("", response_model=list[schemas.NodeOut])
+def list_nodes(session: SessionDep, _: Admin):
+    return inventory.list_nodes(session)
+
+
+@router.get("/{name}", response_model=schemas.NodeOut)
+def get_node(name: str, session: SessionDep, _: Admin):
+    return inventory.node_or_404(session, name)
+
+
+@router.post("/{name}/discover", response_model=schemas.DiscoverResult)
+def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep, settings: SettingsDep,
+                   caller: Admin):
+    """Register the node's disks prepared for Spindle (Spindle label or mounted below its disk root).
+
+    A remote node's ``lsblk --json`` output comes in the body; for this machine it may be omitted.
+    """
+    node = inventory.node_or_404(session, name)
+    lsblk = body.lsblk
+    if lsblk is None:
+        if not is_local(node, settings):
+            raise ApiError(422, "LSBLK_REQUIRED", f"{name} is not this machine: post its lsblk --json output",
+                           {"command": " ".join(discovery.LSBLK_COMMAND)})
+        lsblk = blockdev.lsblk()
+    if not isinstance(lsblk.get("blockdevices"), list):
+        raise ApiError(422, "INVALID_LSBLK", "lsblk output has no blockdevices list")
+    found, ignored = discovery.discover(lsblk, node.disk_root)
+    new, updated = inventory.register_found(session, node, found, body.classes, caller.actor)
+    known = {d.id: d for d in inventory.views(session, inventory.disk_query().where(Disk.id.in_(new + updated)))}
+    return schemas.DiscoverResult(
+        registered=[known[i] for i in new], updated=[known[i] for i in updated],
+        ignored=[schemas.IgnoredDeviceOut(device_path=i.device_path, reason=i.reason) for i in ignored],
+    )
+
+
+@router.get("/{name}/mesos-resources")
+def mesos_agent_resources(name: str, session: SessionDep, _: ServiceOrAdmin) -> list[dict[str, Any]]:
+    """The node's Mesos agent ``--resources`` JSON: cpus, mem and one MOUNT disk per usable disk."""
+    node = inventory.node_or_404(session, name)
+    disks = session.scalars(select(Disk).where(Disk.node_id == node.id))
+    return mesos_resources.agent_resources(disks, node.cpus, node.mem_mb)
