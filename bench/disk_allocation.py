@@ -18,14 +18,12 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
-from spindle_common.db import session_factory
+from spindle_common.db import scratch_database, session_factory
 from spindle_common.errors import ApiError
 from spindle_common.migrations import upgrade
 from spindle_disk import allocation
@@ -173,13 +171,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     args = parser.parse_args()
 
-    base_url = platform_database_url()
-    name = f"spindle_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(base_url).set(database=name).render_as_string(hide_password=False)
-    try:
+    with scratch_database(platform_database_url(), "spindle_bench") as url:
         upgrade("spindle_disk", url)
         started = time.perf_counter()
         fill_inventory(url, args.nodes)
@@ -188,12 +180,6 @@ def main() -> None:
                    bench_in_process(url, requests(args.requests, args.nodes, 2), args.clients)]
         for result in results:
             print(json.dumps({"nodes": args.nodes, "disks": args.nodes * 12, **result}))
-    finally:
-        from spindle_common.db import get_engine
-        get_engine.cache_clear()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 if __name__ == "__main__":

@@ -1,12 +1,11 @@
 """Fixtures shared by all tests. Integration tests use the platform `deploy/up` started
 (the README's test command starts it); they never mock Docker, PostgreSQL or Consul."""
 import os
-import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+
+from spindle_common.db import scratch_database
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
@@ -43,17 +42,5 @@ def consul_url(platform_env) -> str:
 @pytest.fixture
 def fresh_database(database_url):
     """An empty PostgreSQL database of its own for one test, dropped afterwards."""
-    name = f"spindle_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    try:
+    with scratch_database(database_url, "spindle_test") as url:
         yield url
-    finally:
-        from spindle_common.db import get_engine
-
-        get_engine.cache_clear()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()

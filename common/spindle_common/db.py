@@ -1,5 +1,7 @@
 """SQLAlchemy 2 engine and session for a service, and the start-up reachability check."""
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from sqlalchemy import Engine, MetaData, create_engine, text
@@ -50,3 +52,20 @@ NAMING_CONVENTION = {
 def service_metadata(schema: str) -> MetaData:
     """Metadata for one service: its own PostgreSQL schema, stable constraint names."""
     return MetaData(schema=schema, naming_convention=NAMING_CONVENTION)
+
+
+@contextmanager
+def scratch_database(url: str, prefix: str = "spindle_scratch") -> Iterator[str]:
+    """A new empty database next to ``url``'s (for tests and benchmarks); dropped on exit."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    scratch = make_url(url).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield scratch
+    finally:
+        get_engine.cache_clear()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

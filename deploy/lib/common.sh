@@ -65,3 +65,10 @@ wait_for() {
 mark_started() { touch "$SPINDLE_RUN_DIR/started-$1"; }
 was_started() { [[ -e "$SPINDLE_RUN_DIR/started-$1" ]]; }
 unmark_started() { rm -f "$SPINDLE_RUN_DIR/started-$1"; }
+
+# internal_call METHOD URL [JSON] -> the response body of a call to an internal Spindle service,
+# made as the deploy admin with the internal token; fails on an HTTP error.
+internal_call() {
+  curl -fsS -X "$1" "$2" -H "Authorization: Bearer $SPINDLE_INTERNAL_TOKEN" -H "X-Spindle-Actor: deploy" \
+    -H "X-Spindle-Role: admin" -H "Content-Type: application/json" ${3:+--data "$3"}
+}

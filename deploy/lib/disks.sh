@@ -52,9 +52,7 @@ ensure_dev_disk() {
 
 # disk_service_call METHOD PATH [JSON] -> the response body; dies on an HTTP error.
 disk_service_call() {
-  curl -fsS -X "$1" "$SPINDLE_DISK_SERVICE_URL$2" \
-    -H "Authorization: Bearer $SPINDLE_INTERNAL_TOKEN" -H "X-Spindle-Actor: deploy" -H "X-Spindle-Role: admin" \
-    -H "Content-Type: application/json" ${3:+--data "$3"} || die "disk-service: $1 $2 failed"
+  internal_call "$1" "$SPINDLE_DISK_SERVICE_URL$2" "${3:-}" || die "disk-service: $1 $2 failed"
 }
 
 # register_dev_disks CLASSES_JSON -> this machine as a node, and its Spindle disks discovered.

@@ -1,18 +1,11 @@
 """A service that cannot reach PostgreSQL or Consul at start exits with one clear line."""
 import os
-import socket
 import subprocess
 
 import pytest
 
 from tests.conftest import REPO
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.live_server import free_port as closed_port
 
 
 def start_service(env_overrides: dict[str, str], platform_env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -1,4 +1,6 @@
 """HTTP routes of network-service, one module per resource."""
 from fastapi import APIRouter
 
-routers: list[APIRouter] = []
+from spindle_network.api.routes import allocations, ips, pools
+
+routers: list[APIRouter] = [pools.router, allocations.router, ips.router]

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Floating-IP allocation throughput and IP move latency of network-service (real PostgreSQL,
+real Docker).
+
+One command (as root, platform up): ``.venv/bin/python bench/ip_allocation.py``. On a scratch
+database it creates a pool (172.31.216.0/21: 1,023 floating IPs), then
+  * allocations/s: N parallel HTTP clients, one owner per request, against the real app (uvicorn);
+  * move latency: an IP moved back and forth between two containers (disconnect + connect), median.
+The pool's Docker network and the containers are removed afterwards.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import docker
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from disk_allocation import platform_database_url, run_parallel, summary  # noqa: E402
+
+from spindle_common.auth import internal_headers  # noqa: E402
+from spindle_common.db import scratch_database  # noqa: E402
+from spindle_common.migrations import upgrade  # noqa: E402
+from spindle_network.core.config import Settings  # noqa: E402
+from spindle_network.main import build_app  # noqa: E402
+from tests.support.live_server import serve  # noqa: E402
+
+TOKEN = "bench-internal-token"
+ADMIN = internal_headers(TOKEN, "bench", "admin")
+SERVICE = internal_headers(TOKEN, "bench", "service")
+POOL = {"name": "bench", "cidr": "172.31.216.0/21"}
+
+
+def bench_allocations(base: str, total: int, clients: int) -> dict:
+    with httpx.Client(base_url=base, headers=SERVICE, timeout=60) as http:
+        def call(owner: str) -> bool:
+            return http.post("/allocations", json={"owner": owner, "pool": "bench"}).status_code == 201
+
+        seconds, latencies, ok = run_parallel([f"owner-{i}" for i in range(total)], clients, call)
+    return summary("http", seconds, latencies, ok, clients)
+
+
+def bench_moves(base: str, image: str, moves: int) -> dict:
+    client = docker.from_env()
+    boxes = [client.containers.run(image, ["sleep", "600"], detach=True, labels={"io.spindle.owned": "true"},
+                                   name=f"spindle-bench-move-{uuid.uuid4().hex[:6]}") for _ in range(2)]
+    try:
+        with httpx.Client(base_url=base, headers=SERVICE, timeout=60) as http:
+            ip = http.post("/allocations", json={"owner": "mover", "pool": "bench"}).json()["address"]
+            http.post(f"/ips/{ip}/attach", json={"container": boxes[0].name}).raise_for_status()
+            latencies = []
+            for i in range(moves):
+                started = time.perf_counter()
+                http.post(f"/ips/{ip}/move", json={"container": boxes[(i + 1) % 2].name}).raise_for_status()
+                latencies.append(time.perf_counter() - started)
+        return {"mode": "move", "moves": moves, "median_ms": round(statistics.median(latencies) * 1000, 1),
+                "max_ms": round(max(latencies) * 1000, 1)}
+    finally:
+        for box in boxes:
+            box.remove(force=True)
+        client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--moves", type=int, default=20)
+    parser.add_argument("--image", default="spindle/base:bookworm")
+    args = parser.parse_args()
+    with scratch_database(platform_database_url(), "spindle_bench") as url:
+        upgrade("spindle_network", url)
+        app = build_app(Settings(database_url=url, internal_token=TOKEN))
+        with serve(app) as base:
+            httpx.post(f"{base}/pools", json=POOL, headers=ADMIN, timeout=60).raise_for_status()
+            try:
+                print(json.dumps(bench_allocations(base, args.requests, args.clients)))
+                print(json.dumps(bench_moves(base, args.image, args.moves)))
+            finally:
+                docker.from_env().networks.get("spindle-bench").remove()
+
+
+if __name__ == "__main__":
+    main()

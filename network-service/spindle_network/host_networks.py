@@ -1,0 +1,18 @@
+"""Networks this host already uses (interfaces and routes), except Spindle's own pool bridges."""
+import ipaddress
+import json
+import subprocess
+
+
+def host_networks(own: set[str]) -> list[ipaddress.IPv4Network]:
+    """IPv4 networks of `ip -j route` and `ip -j addr`, minus those in ``own`` (pools' CIDRs)."""
+    found: set[ipaddress.IPv4Network] = set()
+    routes = json.loads(subprocess.run(["ip", "-j", "-4", "route"], capture_output=True, text=True, check=True).stdout)
+    for route in routes:
+        if route.get("dst") not in (None, "default"):
+            found.add(ipaddress.ip_network(route["dst"], strict=False))
+    links = json.loads(subprocess.run(["ip", "-j", "-4", "addr"], capture_output=True, text=True, check=True).stdout)
+    for link in links:
+        for addr in link.get("addr_info", []):
+            found.add(ipaddress.ip_network(f'{addr["local"]}/{addr["prefixlen"]}', strict=False))
+    return sorted(n for n in found if str(n) not in own)
