@@ -12,7 +12,32 @@ ensure_python_env() {
   [[ -x "$SPINDLE_VENV/bin/python" ]] || "$PYTHON_BIN" -m venv "$SPINDLE_VENV"
   local args=()
   for p in "${PYTHON_PACKAGES[@]}"; do args+=(-e "$SPINDLE_ROOT/$p"); done
+  install_pymesos
   "$SPINDLE_VENV/bin/pip" install -q -r "$SPINDLE_ROOT/requirements-dev.txt" "${args[@]}"
   echo "$sha" > "$stamp"
   ln -sf "$SPINDLE_VENV/bin/spindle" /usr/local/bin/spindle
+}
+
+# pymesos 0.3.15 requires http-parser, whose C extension does not build on Python >= 3.11. The
+# extension is optional (http_parser.http falls back to its pure-Python parser), so build
+# http-parser's own PyPI sdist as a pure-Python wheel: its setup.py adds the extension only when
+# not on PyPy. Nothing third-party is copied into this repository. See docs/PYMESOS.md.
+HTTP_PARSER_VERSION=0.9.0
+PYMESOS_VERSION=0.3.15
+
+install_pymesos() {
+  "$SPINDLE_VENV/bin/python" -c "import pymesos, http_parser.http" 2>/dev/null && return 0
+  local tmp; tmp="$(mktemp -d)"
+  "$SPINDLE_VENV/bin/pip" install -q wheel setuptools
+  "$SPINDLE_VENV/bin/pip" download -q --no-deps --no-binary :all: "http-parser==$HTTP_PARSER_VERSION" -d "$tmp"
+  tar -xzf "$tmp/http-parser-$HTTP_PARSER_VERSION.tar.gz" -C "$tmp"
+  (cd "$tmp/http-parser-$HTTP_PARSER_VERSION" && "$SPINDLE_VENV/bin/python" - "$tmp/wheel" <<'PY'
+import sys
+sys.pypy_version_info = (7, 3, 0)  # tells http-parser's setup.py to skip its optional C extension
+sys.argv = ["setup.py", "-q", "bdist_wheel", "-d", sys.argv[1]]
+exec(compile(open("setup.py").read(), "setup.py", "exec"))
+PY
+  ) >/dev/null 2>&1 || die "building http-parser $HTTP_PARSER_VERSION as a pure-Python wheel failed"
+  "$SPINDLE_VENV/bin/pip" install -q "$tmp"/wheel/http_parser-*.whl "pymesos==$PYMESOS_VERSION"
+  rm -rf "$tmp"
 }

@@ -4,10 +4,11 @@ from fastapi import FastAPI
 from spindle_common.service import create_service_app, run_service
 from spindle_scheduler.api.routes import routers
 from spindle_scheduler.core.config import Settings
+from spindle_scheduler.mesos.driver import running_framework
 
 
 def build_app(settings: Settings) -> FastAPI:
-    return create_service_app(settings, routers, description=__doc__)
+    return create_service_app(settings, routers, description=__doc__, background=running_framework)
 
 
 def run() -> None:

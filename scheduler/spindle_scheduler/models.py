@@ -1,8 +1,41 @@
-"""Tables owned by scheduler, all in the PostgreSQL schema ``scheduler``."""
-from sqlalchemy.orm import DeclarativeBase
+"""Tables owned by the scheduler, all in the PostgreSQL schema ``scheduler``."""
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, String, func
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from spindle_common.db import service_metadata
 
 
 class Base(DeclarativeBase):
     metadata = service_metadata("scheduler")
+
+
+class FrameworkRecord(Base):
+    """The FrameworkID Mesos gave us; re-used on every (re)subscribe so tasks survive restarts."""
+
+    __tablename__ = "framework"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    framework_id: Mapped[str] = mapped_column(String(128))
+
+
+class Task(Base):
+    """One cluster member's Mesos task: what it asked for, where it went, what it holds, its state."""
+
+    __tablename__ = "tasks"
+
+    task_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cluster_id: Mapped[str] = mapped_column(String(64), index=True)
+    member_id: Mapped[str] = mapped_column(String(128), unique=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)  # cpus, mem_mb, disks by class, container
+    # PENDING (waiting for an offer) → LAUNCHING (resources held, ACCEPT sent) → Mesos TASK_* states.
+    state: Mapped[str] = mapped_column(String(32), index=True)
+    message: Mapped[str] = mapped_column(String(2000), default="")
+    hostname: Mapped[str | None] = mapped_column(String(255))
+    agent_id: Mapped[str | None] = mapped_column(String(128))
+    disk_roots: Mapped[list[str]] = mapped_column(JSON, default=list)
+    ip: Mapped[str | None] = mapped_column(String(64))
+    kill_requested: Mapped[bool] = mapped_column(default=False)
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

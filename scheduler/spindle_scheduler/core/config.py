@@ -5,3 +5,13 @@ from spindle_common.settings import ServiceSettings
 class Settings(ServiceSettings):
     service_name: str = "scheduler"
     port: int = 8082
+    # Mesos master (host:port); empty = run without a framework (placement dry-runs only).
+    mesos_master: str = ""
+    disk_service_url: str = "http://127.0.0.1:8083"
+    network_service_url: str = "http://127.0.0.1:8084"
+    # What the Mesos agent runs to start Spindle's executor for a task.
+    executor_command: str = "spindle-mesos-executor"
+    # Seconds a declined offer is not re-offered to us.
+    refuse_seconds: float = 5.0
+    # Single-machine mode: Docker is local, so the reconciler also removes orphaned containers.
+    reap_local_containers: bool = True

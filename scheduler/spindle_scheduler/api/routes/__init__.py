@@ -1,4 +1,6 @@
 """HTTP routes of scheduler, one module per resource."""
 from fastapi import APIRouter
 
-routers: list[APIRouter] = []
+from spindle_scheduler.api.routes import tasks
+
+routers: list[APIRouter] = [tasks.router]

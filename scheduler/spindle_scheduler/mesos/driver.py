@@ -1,0 +1,54 @@
+"""Running the framework inside the scheduler process: build its parts, start the pymesos driver,
+and stop with failover (never tearing the framework down on a normal stop)."""
+import logging
+from contextlib import contextmanager
+
+from fastapi import FastAPI
+from pymesos import MesosSchedulerDriver
+
+from spindle_common.clients import DiskClient, NetworkClient
+from spindle_common.db import session_factory
+from spindle_scheduler.core.config import Settings
+from spindle_scheduler.mesos.framework import SpindleFramework, framework_info
+from spindle_scheduler.mesos.launcher import Launcher
+from spindle_scheduler.mesos.placing import place_cluster
+from spindle_scheduler.store import TaskStore
+
+log = logging.getLogger("spindle.driver")
+
+
+def build_framework(settings: Settings) -> SpindleFramework:
+    store = TaskStore(session_factory(settings.database_url))
+    disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler")
+    network = NetworkClient(settings.network_service_url, settings.internal_token, actor="scheduler")
+    launcher = Launcher(store, disks, network, place_cluster, settings.executor_command)
+
+    def release(task) -> None:
+        launcher.release_task(task)
+        if settings.reap_local_containers:
+            from spindle_executor.container import remove
+            import docker
+
+            with docker.from_env() as client:
+                remove(client, task.task_id)
+
+    return SpindleFramework(store, launcher, release, settings.refuse_seconds)
+
+
+@contextmanager
+def running_framework(app: FastAPI):
+    """Lifespan part: subscribe to the master (if configured) for as long as the service runs."""
+    settings: Settings = app.state.settings
+    if not settings.mesos_master:
+        app.state.framework = app.state.driver = None
+        yield
+        return
+    framework = build_framework(settings)
+    driver = MesosSchedulerDriver(framework, framework_info(framework.store.framework_id()),
+                                  settings.mesos_master, use_addict=True, implicit_acknowledgements=True)
+    driver.start()
+    app.state.framework, app.state.driver = framework, driver
+    try:
+        yield
+    finally:
+        driver.stop(failover=True)  # keep the framework (and its tasks) registered for our return

@@ -1,0 +1,108 @@
+"""Spindle as a Mesos framework (pymesos ``Scheduler`` callbacks).
+
+Persisted FrameworkID + long failover timeout: a restarted scheduler re-subscribes as the same
+framework and keeps its tasks. On every (re)registration it reconciles: the master answers with the
+state of each task it knows and TASK_LOST for the rest, and every terminal state releases what the
+task held (disks are wiped, IPs freed, containers removed).
+"""
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pymesos import Scheduler
+
+from spindle_scheduler.mesos.launcher import Launcher
+from spindle_scheduler.mesos.offers import parse_offer
+from spindle_scheduler.store import TERMINAL_STATES, TaskStore
+
+log = logging.getLogger("spindle.framework")
+
+# One week: long enough for any scheduler restart or upgrade to keep its tasks.
+FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
+ROLE = "spindle"
+
+
+def framework_info(framework_id: str | None, user: str = "root") -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "user": user, "name": "spindle", "roles": [ROLE], "failover_timeout": FAILOVER_TIMEOUT_S,
+        "checkpoint": True, "capabilities": [{"type": "MULTI_ROLE"}],
+    }
+    if framework_id:
+        info["id"] = {"value": framework_id}
+    return info
+
+
+class SpindleFramework(Scheduler):
+    def __init__(self, store: TaskStore, launcher: Launcher, release: Callable[[Any], None],
+                 refuse_seconds: float = 5.0):
+        self.store = store
+        self.launcher = launcher
+        self.release = release  # frees what a terminal task held (disks, IP, container)
+        self.refuse_seconds = refuse_seconds
+        self.lock = threading.Lock()
+        self.reconciled = threading.Event()
+
+    # --- registration and reconciliation ---------------------------------------------------
+    def registered(self, driver, framework_id, master_info) -> None:
+        self.store.save_framework_id(framework_id["value"])
+        log.info("registered as framework %s", framework_id["value"])
+        self._reconcile(driver)
+
+    def reregistered(self, driver, master_info) -> None:
+        self._reconcile(driver)
+
+    def _reconcile(self, driver) -> None:
+        """Ask the master about every task we think is live; unknown ones come back TASK_LOST."""
+        live = self.store.live()
+        driver.reconcileTasks([{"task_id": {"value": t.task_id}, **({"agent_id": {"value": t.agent_id}} if t.agent_id else {})}
+                               for t in live])
+        self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
+        self.reconciled.set()
+
+    # --- offers ------------------------------------------------------------------------------
+    def resourceOffers(self, driver, offers) -> None:  # noqa: N802 (pymesos API names)
+        with self.lock:
+            parsed = [parse_offer(offer) for offer in offers]
+            pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
+            launches = self.launcher.launch(pending, parsed) if pending and self.reconciled.is_set() else {}
+            for offer in parsed:
+                tasks = launches.get(offer.offer_id)
+                if tasks:
+                    driver.launchTasks([{"value": offer.offer_id}], tasks)
+                else:
+                    driver.declineOffer([{"value": offer.offer_id}], {"refuse_seconds": self.refuse_seconds})
+
+    def offerRescinded(self, driver, offer_id) -> None:  # noqa: N802
+        log.info("offer %s rescinded", offer_id["value"])
+
+    # --- task states ---------------------------------------------------------------------------
+    def statusUpdate(self, driver, update) -> None:  # noqa: N802
+        task_id, state = update["task_id"]["value"], update["state"]
+        task = self.store.get(task_id)
+        if task is None:
+            log.warning("update %s for unknown task %s: killing it", state, task_id)
+            if state not in TERMINAL_STATES:
+                driver.killTask({"value": task_id})
+            return
+        self.store.set(task_id, state=state, message=(update.get("message") or "")[:2000])
+        log.info("task %s: %s %s", task_id, state, update.get("message", ""))
+        if state in TERMINAL_STATES:
+            self.release(task)
+        elif task.kill_requested:
+            driver.killTask({"value": task_id})
+        # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
+        # only after the new state is persisted.
+
+    def kill_cluster(self, driver, cluster_id: str) -> None:
+        """Kill every task of a cluster; tasks never launched just end (under the offer lock, so
+        a kill cannot race a launch of the same task)."""
+        with self.lock:
+            for task in self.store.request_kill(cluster_id):
+                if task.state == "PENDING":
+                    self.store.set(task.task_id, state="TASK_KILLED", message="killed before launch")
+                elif task.state not in TERMINAL_STATES:
+                    driver.killTask({"value": task.task_id})
+
+    def error(self, driver, message) -> None:
+        log.error("Mesos error: %s", message)

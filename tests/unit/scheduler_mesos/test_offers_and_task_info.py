@@ -1,0 +1,67 @@
+"""Mesos offer JSON → parsed offer, and the TaskInfo carved from it (pure, no master needed)."""
+import base64
+import json
+
+from spindle_scheduler.mesos.launcher import consume
+from spindle_scheduler.mesos.offers import parse_offer
+from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, task_info
+
+ALLOC = {"allocation_info": {"role": "spindle"}}
+
+
+def disk(root: str, mb: int) -> dict:
+    return {"name": "disk", "type": "SCALAR", "scalar": {"value": mb}, **ALLOC,
+            "reservations": [{"type": "STATIC", "role": "spindle"}],
+            "disk": {"source": {"type": "MOUNT", "mount": {"root": root}}}}
+
+
+OFFER = {
+    "id": {"value": "o-1"}, "framework_id": {"value": "f-1"}, "agent_id": {"value": "a-1"}, "hostname": "node-1",
+    "resources": [
+        {"name": "cpus", "type": "SCALAR", "scalar": {"value": 2.0}, **ALLOC},
+        {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096.0}, **ALLOC},
+        {"name": "disk", "type": "SCALAR", "scalar": {"value": 1000.0}, **ALLOC},  # root disk: not a whole disk
+        disk("/disks/d1", 4096), disk("/disks/d2", 4096),
+        {"name": "ports", "type": "RANGES", "ranges": {"range": [{"begin": 31000, "end": 32000}]}, **ALLOC},
+    ],
+}
+
+
+def test_offer_is_summarised_with_whole_disks_only():
+    offer = parse_offer(OFFER)
+    assert (offer.offer_id, offer.agent_id, offer.hostname) == ("o-1", "a-1", "node-1")
+    assert (offer.cpus, offer.mem_mb) == (2.0, 4096.0)
+    assert [(d.root, d.size_mb) for d in offer.disks] == [("/disks/d1", 4096), ("/disks/d2", 4096)]
+
+
+def test_task_info_carves_resources_with_the_offers_role_and_carries_the_spec():
+    offer = parse_offer(OFFER)
+    info = task_info(offer, "m-1.abc", "m-1", 1.0, 512, offer.disks[:1], "spindle-mesos-executor", {"image": "x"})
+    cpus, mem, whole_disk = info["resources"]
+    assert cpus == {"name": "cpus", "type": "SCALAR", "scalar": {"value": 1.0}, **ALLOC}
+    assert mem["scalar"] == {"value": 512} and mem["allocation_info"] == {"role": "spindle"}
+    assert whole_disk == disk("/disks/d1", 4096)  # exactly as offered
+    assert info["executor"]["executor_id"] == {"value": "m-1.abc"}
+    assert info["executor"]["command"] == {"value": "spindle-mesos-executor", "shell": True}
+    assert json.loads(base64.b64decode(info["data"])) == {"image": "x"}
+
+
+def test_consume_takes_a_members_share_out_of_the_offer():
+    offer = parse_offer(OFFER)
+    consume(offer, {"cpus": 1.0, "mem_mb": 512}, ["/disks/d2"])
+    assert offer.cpus == 1.0 - EXECUTOR_CPUS
+    assert [d.root for d in offer.disks] == ["/disks/d1"]
+
+
+def test_a_cluster_is_placed_on_offers_with_disk_classes_from_the_inventory():
+    from spindle_scheduler.mesos.placing import place_cluster
+    from spindle_scheduler.models import Task
+
+    tasks = [Task(task_id=f"c1-w{i}.x", cluster_id="c1", member_id=f"c1-w{i}",
+                  request={"role": "w", "cpus": 0.5, "mem_mb": 256, "disks": {"ssd": 1}}) for i in range(2)]
+    offer = parse_offer(OFFER)
+    placed = place_cluster(tasks, [offer], {"/disks/d1": "ssd", "/disks/d2": "ssd"})
+    assert {task_id: [d.root for d in disks] for task_id, (_, disks) in placed.items()} == {
+        "c1-w0.x": ["/disks/d1"], "c1-w1.x": ["/disks/d2"]}
+    too_big = place_cluster(tasks, [offer], {"/disks/d1": "ssd", "/disks/d2": "hdd"})
+    assert too_big == "c1-w1.x fits no node: node-1: needs 1 ssd disk, 0 free"
