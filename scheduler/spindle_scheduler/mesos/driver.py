@@ -3,11 +3,13 @@ and stop with failover (never tearing the framework down on a normal stop)."""
 import logging
 from contextlib import contextmanager
 
+import docker
 from fastapi import FastAPI
 from pymesos import MesosSchedulerDriver
 
 from spindle_common.clients import DiskClient, NetworkClient
 from spindle_common.db import session_factory
+from spindle_executor.container import remove
 from spindle_scheduler.core.config import Settings
 from spindle_scheduler.mesos.framework import SpindleFramework, framework_info
 from spindle_scheduler.mesos.launcher import Launcher
@@ -25,12 +27,12 @@ def build_framework(settings: Settings) -> SpindleFramework:
 
     def release(task) -> None:
         launcher.release_task(task)
-        if settings.reap_local_containers:
-            from spindle_executor.container import remove
-            import docker
-
-            with docker.from_env() as client:
+        if settings.reap_local_containers:  # the executor removes its container; this covers a killed executor
+            client = docker.from_env()
+            try:
                 remove(client, task.task_id)
+            finally:
+                client.close()
 
     return SpindleFramework(store, launcher, release, settings.refuse_seconds)
 

@@ -1,0 +1,118 @@
+"""Issue 4 end to end on the real platform: Spindle's Mesos framework places a 3-member request
+(1 cpu, 512 MiB, 1 whole disk each, spread) through the embedded master; the executor runs three
+containers with their own disk at /data/1 and their floating IPs, reachable from each other; killing
+the tasks removes the containers and frees the disks (wiped) and the IPs."""
+import os
+import subprocess
+import time
+
+import docker
+import httpx
+import pytest
+
+from spindle_common.auth import internal_headers
+from spindle_common.migrations import upgrade
+from spindle_scheduler.core.config import Settings
+from spindle_scheduler.main import build_app
+from spindle_scheduler.mesos.driver import running_framework
+from tests.conftest import REPO
+from tests.support.live_server import free_port, serve
+
+NODE = os.uname().nodename
+
+
+@pytest.fixture
+def embedded_master(platform_env, tmp_path):
+    port = free_port()
+    env = {**os.environ, "SPINDLE_MESOS_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": str(tmp_path / "mesos"),
+           "SPINDLE_MESOS_RESOURCES": f"http://127.0.0.1:8083/nodes/{NODE}/mesos-resources",
+           "SPINDLE_INTERNAL_TOKEN": platform_env["SPINDLE_INTERNAL_TOKEN"],
+           # 3 × (1 cpu + executor) on a 2-core development machine: the agent overcommits cpus.
+           "SPINDLE_AGENT_CPUS": "4"}
+    process = subprocess.Popen([REPO / ".venv/bin/spindle-mesos-embedded"], env=env,
+                               stdout=open(tmp_path / "master.log", "w"), stderr=subprocess.STDOUT)
+    for _ in range(100):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/health").raise_for_status()
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    yield f"127.0.0.1:{port}"
+    process.terminate()
+    process.wait(20)
+
+
+@pytest.fixture
+def scheduler(fresh_database, platform_env, embedded_master):
+    upgrade("spindle_scheduler", fresh_database)
+    settings = Settings(database_url=fresh_database, mesos_master=embedded_master,
+                        internal_token=platform_env["SPINDLE_INTERNAL_TOKEN"],
+                        executor_command=str(REPO / ".venv/bin/spindle-mesos-executor"))
+    app = build_app(settings)
+    with running_framework(app), serve(app) as url:
+        yield url, internal_headers(settings.internal_token, "e2e-test", "service")
+
+
+def member(i: int, image: str) -> dict:
+    return {"member_id": f"e2e-m{i}", "role": "worker", "cpus": 1, "mem_mb": 512, "disks": {"hdd": 1},
+            "network_pool": "default",
+            "container": {"image": image, "hostname": f"m{i}",
+                          "command": ["sh", "-c", "hostname > /data/1/who && cd /data/1 && exec python3 -m http.server 8000"],
+                          "health": {"tcp_port": 8000, "timeout_seconds": 60}}}
+
+
+def wait_tasks(http, headers, cluster, predicate, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        tasks = http.get(f"/clusters/{cluster}/tasks", headers=headers).json()
+        if predicate(tasks):
+            return tasks
+        time.sleep(0.5)
+    raise AssertionError(f"tasks did not get there: {tasks}")
+
+
+def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(scheduler, platform_env):
+    url, headers = scheduler
+    client = docker.from_env()
+    token = platform_env["SPINDLE_INTERNAL_TOKEN"]
+    admin = internal_headers(token, "e2e-test", "admin")
+    with httpx.Client(base_url=url, timeout=30) as http:
+        accepted = http.post("/launches", headers=headers, json={
+            "cluster_id": "e2e", "members": [member(i, platform_env["SPINDLE_BASE_IMAGE"]) for i in range(3)]})
+        assert accepted.status_code == 202, accepted.text
+        tasks = wait_tasks(http, headers, "e2e", lambda ts: all(t["state"] == "TASK_RUNNING" for t in ts)
+                           or any(t["state"] in ("TASK_FAILED", "TASK_ERROR", "TASK_LOST") for t in ts))
+        assert [t["state"] for t in tasks] == ["TASK_RUNNING"] * 3, tasks
+        roots = [t["disk_roots"][0] for t in tasks]
+        ips = [t["ip"] for t in tasks]
+        assert len(set(roots)) == 3 and len(set(ips)) == 3
+        containers = [client.containers.list(filters={"label": f"io.spindle.task-id={t['task_id']}"})[0] for t in tasks]
+        for container, root in zip(containers, roots):
+            mounts = {m["Destination"]: m["Source"] for m in container.attrs["Mounts"]}
+            assert mounts == {"/data/1": root}
+        for i, container in enumerate(containers):  # each reaches the others by floating IP
+            for j, ip in enumerate(ips):
+                if i != j:
+                    out = container.exec_run(["python3", "-c", f"import urllib.request; print(urllib.request.urlopen("
+                                              f"'http://{ip}:8000/who', timeout=5).read().decode().strip())"])
+                    assert out.output.decode().strip() == f"m{j}", out
+
+        killed = http.post("/clusters/e2e/kill", headers=headers)
+        assert killed.status_code == 202
+        wait_tasks(http, headers, "e2e", lambda ts: all(t["state"] == "TASK_KILLED" for t in ts))
+
+    assert client.containers.list(all=True, filters={"label": "io.spindle.cluster=e2e"}) == []
+    with httpx.Client(base_url="http://127.0.0.1:8083", headers=admin, timeout=30) as disks:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            states = {d["mount_point"]: (d["state"], d["owner"]) for d in disks.get("/disks", params={"node": NODE}).json()["items"]}
+            if all(states[root] == ("free", None) for root in roots):
+                break
+            time.sleep(0.5)
+        assert all(states[root] == ("free", None) for root in roots), states
+    for root in roots:
+        assert not os.path.exists(os.path.join(root, "who")), "the wipe removed what the member wrote"
+    with httpx.Client(base_url="http://127.0.0.1:8084", headers=admin, timeout=30) as network:
+        for t in tasks:
+            assert network.get("/allocations", params={"owner": t["member_id"]}).status_code == 404
+    client.close()
