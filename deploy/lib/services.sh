@@ -15,6 +15,8 @@ SPINDLE_CONSUL_URL=$SPINDLE_CONSUL_URL
 SPINDLE_BASE_IMAGE=$SPINDLE_BASE_IMAGE
 SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
 SPINDLE_INTERNAL_TOKEN=$(cat "$token_file")
+SPINDLE_MESOS_MASTER=127.0.0.1:$SPINDLE_MESOS_PORT
+SPINDLE_EXECUTOR_COMMAND=$SPINDLE_VENV/bin/spindle-mesos-executor
 ENV
 )
 }
@@ -30,7 +32,18 @@ run_migrations() {
 start_service() { start_daemon "$1" env SPINDLE_PORT="${SERVICE_PORTS[$1]}" "$SPINDLE_VENV/bin/spindle-$1"; }
 
 start_services() {
+  start_mesos_master
   for s in "${SERVICES[@]}"; do start_service "$s"; done
+}
+
+# The embedded single-node Mesos-API master + agent; it offers this machine's cpus/mem and the disks
+# disk-service exports for this node (re-read every allocation round).
+export SPINDLE_MESOS_PORT="${SPINDLE_MESOS_PORT:-5050}"
+start_mesos_master() {
+  start_daemon mesos-master env SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos" \
+    SPINDLE_MESOS_RESOURCES="http://127.0.0.1:${SERVICE_PORTS[disk-service]}/nodes/$(hostname -s)/mesos-resources" \
+    "$SPINDLE_VENV/bin/spindle-mesos-embedded"
+  wait_for "the embedded Mesos master" 30 curl -fs "http://127.0.0.1:$SPINDLE_MESOS_PORT/health"
 }
 
 all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
@@ -38,6 +51,7 @@ all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
 stop_services() {
   local i
   for ((i=${#SERVICES[@]}-1; i>=0; i--)); do stop_daemon "${SERVICES[$i]}"; done
+  stop_daemon mesos-master
 }
 
 bootstrap_admin() {

@@ -51,4 +51,6 @@ def run() -> None:
     work_dir = os.environ.get("SPINDLE_MESOS_WORK_DIR", "/var/lib/spindle/mesos")
     master = Master(f"127.0.0.1:{port}", os.environ.get("SPINDLE_NODE_NAME") or socket.gethostname(), work_dir,
                     resource_loader(os.environ.get("SPINDLE_MESOS_RESOURCES", ""), os.environ.get("SPINDLE_INTERNAL_TOKEN", "")))
-    uvicorn.run(build_app(master), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)
+    uvicorn.run(build_app(master), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2,
+                # pymesos keeps one connection for all its calls, as Mesos allows: do not drop it when idle.
+                timeout_keep_alive=24 * 3600)
