@@ -64,3 +64,37 @@ class TaskOut(BaseModel):
     def of(cls, task: Any) -> "TaskOut":
         return cls(task_id=task.task_id, cluster_id=task.cluster_id, member_id=task.member_id, state=task.state,
                    message=task.message, hostname=task.hostname, disk_roots=task.disk_roots or [], ip=task.ip)
+
+
+class PlacedMemberOut(BaseModel):
+    member_id: str
+    node: str
+    disks: list[str]
+    cpus: list[int]
+
+
+class NodeReasonOut(BaseModel):
+    node: str
+    constraint: str
+    message: str
+
+
+class UnplacedMemberOut(BaseModel):
+    member_id: str
+    nodes: list[NodeReasonOut]
+
+
+class PlanOut(BaseModel):
+    placeable: bool
+    summary: str
+    members: list[PlacedMemberOut]
+    reasons: list[UnplacedMemberOut]
+
+    @classmethod
+    def of(cls, plan: Any) -> "PlanOut":
+        return cls(placeable=plan.placeable, summary=plan.summary(),
+                   members=[PlacedMemberOut(member_id=p.member_id, node=p.node, disks=p.disk_ids, cpus=p.cpu_ids)
+                            for p in plan.placements],
+                   reasons=[UnplacedMemberOut(member_id=m, nodes=[NodeReasonOut(node=r.node, constraint=r.constraint,
+                                                                               message=r.message) for r in reasons])
+                            for m, reasons in plan.unplaced.items()])

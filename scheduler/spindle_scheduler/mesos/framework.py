@@ -5,6 +5,7 @@ framework and keeps its tasks. On every (re)registration it reconciles: the mast
 state of each task it knows and TASK_LOST for the rest, and every terminal state releases what the
 task held (disks are wiped, IPs freed, containers removed).
 """
+import copy
 import logging
 import threading
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 from pymesos import Scheduler
 
 from spindle_scheduler.mesos.launcher import Launcher
-from spindle_scheduler.mesos.offers import parse_offer
+from spindle_scheduler.mesos.offers import ParsedOffer, parse_offer
 from spindle_scheduler.store import TERMINAL_STATES, TaskStore
 
 log = logging.getLogger("spindle.framework")
@@ -42,6 +43,8 @@ class SpindleFramework(Scheduler):
         self.refuse_seconds = refuse_seconds
         self.lock = threading.Lock()
         self.reconciled = threading.Event()
+        # The latest offer of each node, as it was before this framework used any of it (dry runs).
+        self.last_offers: dict[str, ParsedOffer] = {}
 
     # --- registration and reconciliation ---------------------------------------------------
     def registered(self, driver, framework_id, master_info) -> None:
@@ -64,6 +67,7 @@ class SpindleFramework(Scheduler):
     def resourceOffers(self, driver, offers) -> None:  # noqa: N802 (pymesos API names)
         with self.lock:
             parsed = [parse_offer(offer) for offer in offers]
+            self.last_offers.update({o.hostname: copy.deepcopy(o) for o in parsed})
             pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
             launches = self.launcher.launch(pending, parsed) if pending and self.reconciled.is_set() else {}
             for offer in parsed:
@@ -75,6 +79,7 @@ class SpindleFramework(Scheduler):
 
     def offerRescinded(self, driver, offer_id) -> None:  # noqa: N802
         log.info("offer %s rescinded", offer_id["value"])
+        self.last_offers = {h: o for h, o in self.last_offers.items() if o.offer_id != offer_id["value"]}
 
     # --- task states ---------------------------------------------------------------------------
     def statusUpdate(self, driver, update) -> None:  # noqa: N802

@@ -39,7 +39,7 @@ class Launcher:
         self.place = place
         self.executor_command = executor_command
 
-    def _disk_classes(self, offers: list[ParsedOffer]) -> dict[str, str]:
+    def disk_classes(self, offers: list[ParsedOffer]) -> dict[str, str]:
         """Class of every offered disk, by mount root, from the disk inventory."""
         classes = {}
         for hostname in {o.hostname for o in offers}:
@@ -49,7 +49,7 @@ class Launcher:
 
     def launch(self, pending: list[Task], offers: list[ParsedOffer]) -> dict[str, list[dict[str, Any]]]:
         """TaskInfos to launch, by offer id. Clusters are placed all-or-nothing, one after another."""
-        classes = self._disk_classes(offers)
+        classes = self.disk_classes(offers)
         by_cluster: dict[str, list[Task]] = defaultdict(list)
         for task in pending:
             by_cluster[task.cluster_id].append(task)

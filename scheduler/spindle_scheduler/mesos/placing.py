@@ -2,7 +2,7 @@
 from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
 from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, EXECUTOR_MEM_MB
 from spindle_scheduler.models import Task
-from spindle_scheduler.placement import MemberRequest, NodeOffer, PlacementRequest, place
+from spindle_scheduler.placement import MemberRequest, NodeOffer, PlacementRequest, Plan, place
 from spindle_scheduler.placement.model import OfferedDisk as PlacementDisk
 
 
@@ -12,9 +12,8 @@ def node_offers(offers: list[ParsedOffer], classes: dict[str, str]) -> list[Node
                       [PlacementDisk(d.root, classes[d.root]) for d in o.disks if d.root in classes]) for o in offers]
 
 
-def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]
-                  ) -> dict[str, tuple[ParsedOffer, list[OfferedDisk]]] | str:
-    """Where each task of one cluster goes (offer + disks), or the one-line reason it cannot."""
+def plan_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]) -> Plan:
+    """The placement plan of one cluster's tasks on these offers (members are named by task id)."""
     first = tasks[0].request
     request = PlacementRequest(
         cluster_id=tasks[0].cluster_id,
@@ -22,7 +21,13 @@ def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[st
                                t.request["mem_mb"] + EXECUTOR_MEM_MB, t.request.get("disks", {}),
                                t.request.get("cpuset")) for t in tasks],
         strategy=first.get("strategy", "spread"), preferred_hosts=first.get("preferred_hosts", []))
-    plan = place(request, node_offers(offers, classes))
+    return place(request, node_offers(offers, classes))
+
+
+def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]
+                  ) -> dict[str, tuple[ParsedOffer, list[OfferedDisk]]] | str:
+    """Where each task of one cluster goes (offer + disks), or the one-line reason it cannot."""
+    plan = plan_cluster(tasks, offers, classes)
     if not plan.placeable:
         return plan.summary()
     by_host = {o.hostname: o for o in offers}

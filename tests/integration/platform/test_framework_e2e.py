@@ -116,3 +116,30 @@ def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(sched
         for t in tasks:
             assert network.get("/allocations", params={"owner": t["member_id"]}).status_code == 404
     client.close()
+
+
+def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform_env):
+    url, headers = scheduler
+    image = platform_env["SPINDLE_BASE_IMAGE"]
+    admin = internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "e2e-test", "admin")
+    free_before = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
+    with httpx.Client(base_url=url, timeout=30) as http:
+        deadline = time.monotonic() + 30
+        while True:  # the first offers arrive within an allocation round or two
+            plan = http.post("/placements/dry-run", headers=headers,
+                             json={"cluster_id": "dry", "members": [member(i, image) for i in range(3)]}).json()
+            if plan["placeable"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert plan["placeable"] and len(plan["members"]) == 3 and {m["node"] for m in plan["members"]} == {NODE}
+
+        greedy = {**member(9, image), "disks": {"ssd": 5}}
+        refused = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry2", "members": [greedy]}).json()
+        assert not refused["placeable"] and refused["members"] == []
+        assert refused["reasons"][0]["nodes"] == [{"node": NODE, "constraint": "disks", "message": "needs 5 ssd disks, 2 free"}]
+
+        invalid = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry3", "members": [
+            {**greedy, "disks": {"floppy": 1}}]})
+        assert invalid.status_code == 422 and "unknown disk class" in invalid.text
+    free_after = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
+    assert [d["id"] for d in free_after["items"]] == [d["id"] for d in free_before["items"]], "a dry run holds nothing"
