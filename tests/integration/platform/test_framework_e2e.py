@@ -42,6 +42,13 @@ def embedded_master(platform_env, tmp_path):
     process.wait(20)
 
 
+def scheduler_env(platform_env, database_url: str, master: str, port: int) -> dict[str, str]:
+    return {**os.environ, "SPINDLE_DATABASE_URL": database_url, "SPINDLE_MESOS_MASTER": master,
+            "SPINDLE_INTERNAL_TOKEN": platform_env["SPINDLE_INTERNAL_TOKEN"], "SPINDLE_PORT": str(port),
+            "SPINDLE_SERVICE_NAME": "scheduler-crashtest", "SPINDLE_CONSUL_URL": platform_env["SPINDLE_CONSUL_URL"],
+            "SPINDLE_EXECUTOR_COMMAND": str(REPO / ".venv/bin/spindle-mesos-executor")}
+
+
 @pytest.fixture
 def scheduler(fresh_database, platform_env, embedded_master):
     upgrade("spindle_scheduler", fresh_database)
