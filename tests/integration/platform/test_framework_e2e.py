@@ -150,3 +150,49 @@ def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform
         assert invalid.status_code == 422 and "unknown disk class" in invalid.text
     free_after = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
     assert [d["id"] for d in free_after["items"]] == [d["id"] for d in free_before["items"]], "a dry run holds nothing"
+
+
+def executor_pids(task_id: str) -> list[int]:
+    """Processes started by the agent for ``task_id``'s executor (found by their environment)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"MESOS_EXECUTOR_ID={task_id}".encode() in f.read().split(b"\0"):
+                    pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
+def test_launch_failures_and_killed_executors_leave_nothing_behind(scheduler, platform_env):
+    url, headers = scheduler
+    client = docker.from_env()
+    admin = internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "e2e-test", "admin")
+    broken = {**member(7, "spindle/no-such-image:0"), "member_id": "e2e-noimage"}
+    victim = {**member(8, platform_env["SPINDLE_BASE_IMAGE"]), "member_id": "e2e-victim"}
+    with httpx.Client(base_url=url, timeout=30) as http:
+        assert http.post("/launches", headers=headers, json={"cluster_id": "e2e-fail", "members": [broken]}).status_code == 202
+        failed = wait_tasks(http, headers, "e2e-fail", lambda ts: ts[0]["state"] == "TASK_FAILED")[0]
+        assert "image spindle/no-such-image:0 is not on this node" in failed["message"]
+
+        assert http.post("/launches", headers=headers, json={"cluster_id": "e2e-kill", "members": [victim]}).status_code == 202
+        task = wait_tasks(http, headers, "e2e-kill", lambda ts: ts[0]["state"] == "TASK_RUNNING")[0]
+        for pid in executor_pids(task["task_id"]):
+            os.kill(pid, 9)  # the executor dies without cleaning up its container
+        lost = wait_tasks(http, headers, "e2e-kill", lambda ts: ts[0]["state"] == "TASK_FAILED")[0]
+        assert "executor exited" in lost["message"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}):
+        time.sleep(0.3)
+    assert client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}) == []
+    for owner in ("e2e-noimage", "e2e-victim"):
+        assert httpx.get("http://127.0.0.1:8084/allocations", params={"owner": owner}, headers=admin).status_code == 404
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            held = httpx.get("http://127.0.0.1:8083/disks", params={"owner": owner}, headers=admin).json()["items"]
+            if not held:
+                break
+            time.sleep(0.3)
+        assert held == [], owner
+    client.close()
