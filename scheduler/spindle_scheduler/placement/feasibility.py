@@ -25,7 +25,9 @@ def check_mem(node: NodeState, member: MemberRequest) -> Reason | None:
 
 
 def check_disks(node: NodeState, member: MemberRequest) -> Reason | None:
-    for disk_class, count in sorted(member.disks.items()):
+    for disk_class, count in member.disks.items():
+        if not count:
+            continue
         free = len(node.disks.get(disk_class, ()))
         if count > free:
             return Reason(node.name, "disks", f"needs {count} {disk_class} disk{'s' if count > 1 else ''}, {free} free")

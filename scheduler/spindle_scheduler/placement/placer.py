@@ -5,6 +5,7 @@ start until it has found ``candidates`` feasible ones and takes the best-ranked 
 no node fits does it check them all, so the explanation is complete.
 """
 import math
+import zlib
 
 from spindle_scheduler.placement.feasibility import infeasibility
 from spindle_scheduler.placement.model import NodeOffer, PlacementRequest, Plan, Reason
@@ -50,13 +51,16 @@ def place(request: PlacementRequest, offers: list[NodeOffer], states: list[NodeS
     members = sorted(request.members, key=lambda m: (-sum(m.disks.values()), -(m.cpuset or 0), -m.cpus, -m.mem_mb,
                                                       m.member_id))
     placements, unplaced = [], {}
-    cursor = 0
+    count = len(nodes)
+    # Each request starts its scan at its own (stable) place, so requests do not all wade through
+    # the same full nodes first.
+    cursor = zlib.crc32(request.cluster_id.encode()) % count if count else 0
+    preferred_first = sorted(range(count), key=lambda i: nodes[i].name not in request.preferred_hosts) \
+        if request.preferred_hosts else None
     for member in members:
         best, found, scanned = None, 0, 0
-        preferred_first = sorted(range(len(trial)), key=lambda i: trial[i].name not in request.preferred_hosts) \
-            if request.preferred_hosts else None
-        while scanned < len(trial) and found < limit:
-            index = preferred_first[scanned] if preferred_first else (cursor + scanned) % len(trial)
+        while scanned < count and found < limit:
+            index = preferred_first[scanned] if preferred_first else (cursor + scanned) % count
             scanned += 1
             node = trial[index]
             if infeasibility(node, member) is None:
@@ -64,11 +68,11 @@ def place(request: PlacementRequest, offers: list[NodeOffer], states: list[NodeS
                 if best is None or score(node, request) > score(trial[best], request):
                     best = index
         if best is None:
-            unplaced[member.member_id] = [r for r in (infeasibility(trial[i], member) for i in range(len(trial))) if r] or \
+            unplaced[member.member_id] = [r for r in (infeasibility(trial[i], member) for i in range(count)) if r] or \
                 [Reason("*", "nodes", "no node is offering resources")]
             continue
         placements.append(trial.writable(best).take(request.cluster_id, member))
-        cursor = (cursor + scanned) % max(len(trial), 1)
+        cursor = (cursor + scanned) % max(count, 1)
     if unplaced:
         return Plan([], unplaced)
     if states is not None:
