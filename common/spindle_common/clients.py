@@ -56,9 +56,13 @@ class DiskClient(ServiceClient):
 class NetworkClient(ServiceClient):
     """network-service: floating IPs for members."""
 
-    def allocate(self, owner: str, pool: str) -> dict[str, Any]:
-        """The member's floating IP (the same one again if it already has one): address + Docker network."""
-        return self.request("POST", "/allocations", json={"owner": owner, "pool": pool})
+    def allocate(self, owner: str, pool: str, dns_service: str | None = None, dns_name: str | None = None,
+                 health_tcp_port: int | None = None) -> dict[str, Any]:
+        """The member's floating IP (the same one again if it already has one): address, Docker network,
+        and its DNS name ``<dns_name>.<dns_service>.service.<domain>`` when asked for."""
+        body = {"owner": owner, "pool": pool, "dns_service": dns_service, "dns_name": dns_name,
+                "health_tcp_port": health_tcp_port}
+        return self.request("POST", "/allocations", json={k: v for k, v in body.items() if v is not None})
 
     def release(self, owner: str) -> Any:
         return self.request("POST", "/allocations/release", json={"owner": owner})

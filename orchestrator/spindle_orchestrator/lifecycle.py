@@ -74,7 +74,10 @@ class Lifecycle:
             manifest = self.manifest_of(cluster.product, cluster.version)
             planned = plan_members(cluster.id, manifest, cluster.options)
             pool = self.settings.network_pool
-            ips = {m.member_id: self.network.allocate(m.member_id, pool)["address"] for m in planned} if pool else {}
+            leases = {m.member_id: self.network.allocate(
+                m.member_id, pool, dns_service=cluster.id, dns_name=m.name,
+                health_tcp_port=(manifest["roles"][m.role].get("health") or {}).get("tcp_port")) for m in planned} if pool else {}
+            ips = {member_id: lease["address"] for member_id, lease in leases.items()}
             context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
             specs = []
             for m in planned:
@@ -90,6 +93,7 @@ class Lifecycle:
         for m, spec in zip(planned, specs):
             row = existing.get(m.member_id) or Member(member_id=m.member_id, cluster_id=cluster.id)
             row.role, row.index, row.state, row.ip, row.spec = m.role, m.index, NOT_LAUNCHED, ips.get(m.member_id), spec
+            row.dns_name = leases[m.member_id]["dns"] if m.member_id in leases else None
             row.ports = manifest["roles"][m.role].get("ports", [])
             row.message, row.disks = row.message or "", row.disks or []
             session.add(row)
@@ -139,17 +143,18 @@ class Lifecycle:
 
     # --- CONFIGURING: service discovery --------------------------------------------------------
     def _configure(self, session: Session, cluster: Cluster) -> None:
+        """Members' DNS names are registered in Consul (by network-service, with the product's
+        health check) since their IPs were held; here the orchestrator confirms Consul sees them."""
+        passing = {e["Service"]["ID"] for e in self.consul.service_health(cluster.id)
+                   if all(c["Status"] == "passing" for c in e["Checks"])}
+        waiting = [m.member_id for m in cluster.members if m.dns_name and f"member-{m.member_id}" not in passing]
+        if waiting:  # Consul's DNS answers only for members whose health check passes
+            if cluster.deadline is not None and now() > cluster.deadline:
+                self._fail(session, cluster, "DISCOVERY_UNHEALTHY", f"not passing in Consul: {', '.join(waiting)}")
+            return
         for member in cluster.members:
-            health = member.spec["container"].get("health") or {}
-            port = health.get("tcp_port") or next((p["port"] for p in member.ports), 0)
-            check = self.consul.tcp_check(member.ip, health["tcp_port"]) if health.get("tcp_port") and member.ip else None
-            name = member.member_id.removeprefix(f"{cluster.id}-")
-            self.consul.register_service(name=cluster.id, service_id=member.member_id, address=member.ip or "",
-                                         port=port, check=check, tags=[member.role, name, "spindle-member"],
-                                         meta={"owner": cluster.owner, "product": cluster.product})
-            member.dns_name = f"{name}.{cluster.id}.service.{self.settings.consul_domain}"
-            record_event(session, cluster.id, "consul", "REGISTERED", member.dns_name, member.member_id)
-        self._move(session, cluster, RUNNING, "every member registered and healthy")
+            record_event(session, cluster.id, "consul", "REGISTERED", member.dns_name or "no DNS name", member.member_id)
+        self._move(session, cluster, RUNNING, "every member healthy and resolvable")
 
     # --- DESTROYING / FAILED: give everything back ---------------------------------------------
     def _release_all(self, session: Session, cluster: Cluster) -> bool:
@@ -163,7 +168,6 @@ class Lifecycle:
         if any(t["state"] not in TASK_TERMINAL for t in tasks):
             return False
         for member in cluster.members:
-            self.consul.deregister_service(member.member_id)
             try:
                 self.network.release(member.member_id)
             except ApiError as exc:

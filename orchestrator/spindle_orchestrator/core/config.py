@@ -14,7 +14,6 @@ class Settings(ServiceSettings):
     catalog_root: Path = _REPO_CATALOG
     # IP pool the members' floating IPs come from; empty = no floating IPs.
     network_pool: str = "default"
-    consul_domain: str = "spindle"
     # Deadlines per step (seconds); past one, the launch fails with a reason and cleans up.
     scheduling_timeout_s: float = 120.0
     deploying_timeout_s: float = 600.0
