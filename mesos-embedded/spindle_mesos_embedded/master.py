@@ -195,9 +195,15 @@ class Master:
         """One allocation round: every connected, unsuppressed, unfiltered framework without an
         outstanding offer is offered what is free."""
         try:
-            self.total = self.load_resources()
+            loaded = self.load_resources()
         except Exception as exc:  # keep the last known inventory when its source is briefly away
             log.warning("could not load agent resources: %s", exc)
+            loaded = self.total
+        if loaded != self.total:
+            # The agent's resources changed (e.g. a disk failed or was retired): offers made from
+            # the old inventory are no longer valid.
+            self.rescind_all()
+            self.total = loaded
         now = time.monotonic()
         for framework in self.frameworks.values():
             if not framework.connected or framework.suppressed or framework.offer or now < framework.refuse_until:

@@ -15,8 +15,9 @@ from spindle_scheduler.store import TaskStore
 
 log = logging.getLogger("spindle.launcher")
 
-# place(tasks of one cluster, offers, disk class by mount root) -> {task_id: (offer, disks)} or reasons
-PlaceFn = Callable[[list[Task], list[ParsedOffer], dict[str, str]], "dict[str, tuple[ParsedOffer, list[OfferedDisk]]] | str"]
+# place(tasks of one cluster, offers, disk class by mount root) -> {task_id: (offer, disks, cpu ids)} or why not
+PlaceFn = Callable[[list[Task], list[ParsedOffer], dict[str, str]],
+                   "dict[str, tuple[ParsedOffer, list[OfferedDisk], list[int]]] | str"]
 
 
 def consume(offer: ParsedOffer, request: dict[str, Any], roots: list[str]) -> None:
@@ -75,7 +76,8 @@ class Launcher:
                 launches[offer.offer_id].append({k: v for k, v in info.items() if not k.startswith("_")})
         return launches
 
-    def _hold_and_describe(self, task: Task, offer: ParsedOffer, chosen: list[OfferedDisk]) -> tuple[ParsedOffer, dict]:
+    def _hold_and_describe(self, task: Task, offer: ParsedOffer, chosen: list[OfferedDisk],
+                           cpu_ids: list[int]) -> tuple[ParsedOffer, dict]:
         request = task.request
         offered = {d.root: d for d in offer.disks}
         roots: list[str] = []
@@ -91,7 +93,8 @@ class Launcher:
             lease = self.network.allocate(task.member_id, request["network_pool"])
             ip, network = lease["address"], lease["docker_network"]
         spec = {**request["container"], "cluster_id": task.cluster_id, "member_id": task.member_id,
-                "cpus": request["cpus"], "mem_mb": request["mem_mb"], "cpuset": request.get("cpuset"),
+                "cpus": request["cpus"], "mem_mb": request["mem_mb"],
+                "cpuset": ",".join(map(str, cpu_ids)) or None,
                 "disks": [{"host_path": root} for root in roots], "network": network, "ip": ip}
         info = task_info(offer, task.task_id, task.member_id, request["cpus"], request["mem_mb"],
                          [offered[r] for r in roots], self.executor_command, spec)

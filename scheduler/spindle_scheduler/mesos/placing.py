@@ -25,8 +25,8 @@ def plan_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str
 
 
 def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]
-                  ) -> dict[str, tuple[ParsedOffer, list[OfferedDisk]]] | str:
-    """Where each task of one cluster goes (offer + disks), or the one-line reason it cannot."""
+                  ) -> dict[str, tuple[ParsedOffer, list[OfferedDisk], list[int]]] | str:
+    """Where each task of one cluster goes (offer, disks, dedicated cpu ids), or why it cannot."""
     plan = plan_cluster(tasks, offers, classes)
     if not plan.placeable:
         return plan.summary()
@@ -35,5 +35,5 @@ def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[st
     for placement in plan.placements:
         offer = by_host[placement.node]
         disks = {d.root: d for d in offer.disks}
-        result[placement.member_id] = (offer, [disks[root] for root in placement.disk_ids])
+        result[placement.member_id] = (offer, [disks[root] for root in placement.disk_ids], placement.cpu_ids)
     return result

@@ -55,7 +55,7 @@ class Recorder(Scheduler):
     """A test framework that records what the master tells it."""
 
     def __init__(self):
-        self.offers, self.updates, self.lock = [], [], threading.Condition()
+        self.offers, self.updates, self.rescinded, self.lock = [], [], [], threading.Condition()
         self.framework_id = None
         self.decline_with = None  # refuse_seconds to decline offers with; None = keep them
 
@@ -76,6 +76,11 @@ class Recorder(Scheduler):
         if self.decline_with is not None:
             for offer in offers:
                 driver.declineOffer([offer["id"]], {"refuse_seconds": self.decline_with})
+
+    def offerRescinded(self, driver, offer_id):  # noqa: N802
+        with self.lock:
+            self.rescinded.append(offer_id["value"])
+            self.lock.notify_all()
 
     def statusUpdate(self, driver, update):  # noqa: N802
         with self.lock:

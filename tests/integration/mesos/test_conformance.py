@@ -1,5 +1,7 @@
 """Mesos v1 API conformance, driven by the real pymesos scheduler and executor drivers."""
 import base64
+
+import pytest
 import time
 
 from tests.integration.mesos.conftest import EXECUTOR, Recorder, operator, start_framework
@@ -143,6 +145,22 @@ def test_status_updates_are_resent_until_acknowledged(master):
         count = states(recorder, "t-ack").count("TASK_RUNNING")
         time.sleep(3)
         assert states(recorder, "t-ack").count("TASK_RUNNING") == count, "no resends after the acknowledgement"
+    finally:
+        driver.stop()
+        driver.join()
+
+
+def test_offers_are_rescinded_when_the_agents_disks_change(master, tmp_path):
+    url, disk_root = master
+    if disk_root is None:
+        pytest.skip("against a real master the agent's resources are not this test's to change")
+    recorder = Recorder()  # keeps its offers
+    driver = start_framework(url, recorder)
+    try:
+        recorder.wait(lambda r: r.offers)
+        resources_file = tmp_path / "resources.json"
+        resources_file.write_text("[]")  # the disk went away (e.g. marked failed in disk-service)
+        recorder.wait(lambda r: recorder.offers[0]["id"]["value"] in r.rescinded)
     finally:
         driver.stop()
         driver.join()

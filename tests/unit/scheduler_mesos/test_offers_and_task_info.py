@@ -61,7 +61,7 @@ def test_a_cluster_is_placed_on_offers_with_disk_classes_from_the_inventory():
                   request={"role": "w", "cpus": 0.5, "mem_mb": 256, "disks": {"ssd": 1}}) for i in range(2)]
     offer = parse_offer(OFFER)
     placed = place_cluster(tasks, [offer], {"/disks/d1": "ssd", "/disks/d2": "ssd"})
-    assert {task_id: [d.root for d in disks] for task_id, (_, disks) in placed.items()} == {
+    assert {task_id: [d.root for d in disks] for task_id, (_, disks, _) in placed.items()} == {
         "c1-w0.x": ["/disks/d1"], "c1-w1.x": ["/disks/d2"]}
     too_big = place_cluster(tasks, [offer], {"/disks/d1": "ssd", "/disks/d2": "hdd"})
     assert too_big == "c1-w1.x fits no node: node-1: needs 1 ssd disk, 0 free"
