@@ -1,8 +1,8 @@
 """Mesos v1 API conformance, driven by the real pymesos scheduler and executor drivers."""
 import base64
+import time
 
 import pytest
-import time
 
 from tests.integration.mesos.conftest import EXECUTOR, Recorder, operator, start_framework
 
