@@ -7,22 +7,19 @@ One command: ``.venv/bin/python bench/offer_latency.py [--launches 20]``; prints
 """
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-import httpx
 from pymesos import MesosSchedulerDriver, Scheduler
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from tests.integration.mesos.conftest import EXECUTOR  # noqa: E402
-from tests.support.live_server import free_port  # noqa: E402
+from tests.support.embedded_master import embedded_master  # noqa: E402
 
 
 class Timer(Scheduler):
@@ -57,35 +54,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--launches", type=int, default=20)
     args = parser.parse_args()
-    port, work = free_port(), tempfile.mkdtemp(prefix="spindle-bench-mesos-")
-    env = {**os.environ, "SPINDLE_MESOS_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": work,
-           "SPINDLE_AGENT_CPUS": "64", "SPINDLE_AGENT_MEM_MB": "65536", "PYTHONPATH": str(REPO)}
-    master = subprocess.Popen([REPO / ".venv/bin/spindle-mesos-embedded"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health").raise_for_status()
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+    work = Path(tempfile.mkdtemp(prefix="spindle-bench-mesos-"))
+    with embedded_master(work, SPINDLE_AGENT_CPUS="64", SPINDLE_AGENT_MEM_MB="65536") as url:
         timer = Timer(args.launches)
         driver = MesosSchedulerDriver(timer, {"user": "root", "name": "bench", "roles": ["spindle"],
-                                              "capabilities": [{"type": "MULTI_ROLE"}]}, f"127.0.0.1:{port}",
-                                      use_addict=True)
+                                              "capabilities": [{"type": "MULTI_ROLE"}]}, url, use_addict=True)
         driver.start()
         finished = timer.done.wait(300)
         driver.stop()
         driver.join()
-        if not finished:
-            raise SystemExit(f"only {len(timer.latencies)} of {args.launches} launches reached TASK_RUNNING")
-        print(json.dumps({"launches": args.launches,
-                          "accept_to_running_median_ms": round(statistics.median(timer.latencies) * 1000, 1),
-                          "max_ms": round(max(timer.latencies) * 1000, 1)}))
-    finally:
-        master.terminate()
-        master.wait(20)
-
+    if not finished:
+        raise SystemExit(f"only {len(timer.latencies)} of {args.launches} launches reached TASK_RUNNING")
+    print(json.dumps({"launches": args.launches,
+                      "accept_to_running_median_ms": round(statistics.median(timer.latencies) * 1000, 1),
+                      "max_ms": round(max(timer.latencies) * 1000, 1)}))
 
 if __name__ == "__main__":
     main()

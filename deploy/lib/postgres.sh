@@ -28,6 +28,8 @@ DO \$\$ BEGIN
   END IF;
 END \$\$;
 ALTER ROLE $SPINDLE_DB_USER PASSWORD '$pw' CREATEDB;
+-- Tests and benchmarks drop their scratch databases WITH (FORCE), which must also stop autovacuum.
+GRANT pg_signal_backend TO $SPINDLE_DB_USER;
 SQL
   if ! runuser -u postgres -- psql -tAc "SELECT 1 FROM pg_database WHERE datname='$SPINDLE_DB_NAME'" | grep -q 1; then
     runuser -u postgres -- createdb -O "$SPINDLE_DB_USER" "$SPINDLE_DB_NAME"

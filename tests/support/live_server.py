@@ -18,6 +18,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_ok(url: str, timeout: float = 20.0) -> None:
+    """Poll ``url`` until it answers 2xx; raise if it does not within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url, timeout=2).is_success:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url} did not answer within {timeout:.0f} s")
+        time.sleep(0.05)
+
+
 @contextmanager
 def serve(app: FastAPI) -> Iterator[str]:
     """Serve ``app`` without its lifespan (nothing registers in Consul); yields its base URL."""
@@ -26,13 +40,7 @@ def serve(app: FastAPI) -> Iterator[str]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health").status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.05)
+    wait_ok(f"{url}/health")
     try:
         yield url
     finally:

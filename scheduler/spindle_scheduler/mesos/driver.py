@@ -26,13 +26,15 @@ def build_framework(settings: Settings) -> SpindleFramework:
     launcher = Launcher(store, disks, network, place_cluster, settings.executor_command)
 
     def release(task) -> None:
-        launcher.release_task(task)
-        if settings.reap_local_containers:  # the executor removes its container; this covers a killed executor
+        # Container first: a disk is wiped as soon as it is released, and a container still holding
+        # its mount (its executor was killed) would make the wipe fail.
+        if settings.reap_local_containers:
             client = docker.from_env()
             try:
                 remove(client, task.task_id)
             finally:
                 client.close()
+        launcher.release_task(task)
 
     return SpindleFramework(store, launcher, release, settings.refuse_seconds)
 

@@ -1,6 +1,5 @@
 """Exclusive allocation under contention, against real PostgreSQL over real HTTP: 50 parallel
 requests (each its own connection) for the last 10 free disks — exactly 10 win, no disk twice."""
-import threading
 from collections import Counter
 
 import httpx
@@ -8,28 +7,16 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from disk_helpers import ADMIN, SERVICE, add_node
+from tests.support.race import race
 
 ROUNDS = 20
 CLIENTS = 50
 
 
-def race(url: str, node: str, per_request: int) -> list[httpx.Response]:
-    """CLIENTS threads, released together by a barrier, each asking for ``per_request`` disks."""
-    barrier = threading.Barrier(CLIENTS)
-    responses: list[httpx.Response | None] = [None] * CLIENTS
-
-    def one(i: int) -> None:
-        with httpx.Client(base_url=url, timeout=60) as client:
-            barrier.wait()
-            responses[i] = client.post("/allocations", headers=SERVICE, json={
-                "node": node, "disk_class": "hdd", "count": per_request, "owner": f"{node}/member-{i}"})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(CLIENTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return responses  # type: ignore[return-value]
+def race_for_disks(url: str, node: str, per_request: int) -> list[httpx.Response]:
+    """CLIENTS parallel requests, each asking for ``per_request`` disks for an owner of its own."""
+    return race(url, CLIENTS, lambda client, i: client.post("/allocations", headers=SERVICE, json={
+        "node": node, "disk_class": "hdd", "count": per_request, "owner": f"{node}/member-{i}"}))
 
 
 @pytest.mark.parametrize("per_request", [1, 2])
@@ -44,7 +31,7 @@ def test_fifty_requests_for_the_last_ten_disks(live_url, disk_db, per_request):
                                json={"node": node, "disk_class": "hdd", "count": 4, "owner": f"{node}/early"})
             assert taken.status_code == 201, taken.text
 
-            responses = race(live_url, node, per_request)
+            responses = race_for_disks(live_url, node, per_request)
             statuses = Counter(r.status_code for r in responses)
             assert statuses == {201: 10 // per_request, 409: CLIENTS - 10 // per_request}, (round_, statuses)
             assert all(r.json()["error"]["code"] == "INSUFFICIENT_DISKS" for r in responses if r.status_code == 409)

@@ -2,18 +2,16 @@
 or a real Mesos/clusterd master when SPINDLE_MESOS_MASTER_URL=host:port is set."""
 import json
 import os
-import subprocess
 import sys
 import threading
-import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from pymesos import MesosSchedulerDriver, Scheduler
 
-from tests.conftest import REPO
-from tests.support.live_server import free_port
+from tests.support.embedded_master import embedded_master
 
 EXECUTOR = f"{sys.executable} {Path(__file__).parent / 'sleepy_executor.py'}"
 
@@ -30,25 +28,9 @@ def master(tmp_path):
     resources.write_text(json.dumps([{"name": "disk", "type": "SCALAR", "scalar": {"value": 4096},
                                       "reservations": [{"type": "STATIC", "role": "spindle"}],
                                       "disk": {"source": {"type": "MOUNT", "mount": {"root": str(disk)}}}}]))
-    port = free_port()
-    env = {**os.environ, "SPINDLE_MESOS_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": str(tmp_path / "work"),
-           "SPINDLE_MESOS_RESOURCES": str(resources), "SPINDLE_AGENT_CPUS": "4", "SPINDLE_AGENT_MEM_MB": "4096",
-           "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([REPO / ".venv/bin/spindle-mesos-embedded"], env=env,
-                               stdout=open(tmp_path / "master.log", "w"), stderr=subprocess.STDOUT)
-    for _ in range(100):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/health").raise_for_status()
-            break
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    yield f"127.0.0.1:{port}", str(disk)
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        raise AssertionError("the embedded master did not stop on SIGTERM")
+    with embedded_master(tmp_path, SPINDLE_MESOS_RESOURCES=str(resources), SPINDLE_AGENT_CPUS="4",
+                         SPINDLE_AGENT_MEM_MB="4096") as url:
+        yield url, str(disk)
 
 
 class Recorder(Scheduler):
@@ -90,6 +72,17 @@ class Recorder(Scheduler):
     def wait(self, predicate, timeout=30):
         with self.lock:
             assert self.lock.wait_for(lambda: predicate(self), timeout), "timed out waiting"
+
+
+@contextmanager
+def framework(master_url: str, recorder: Recorder, **options):
+    """A started framework driver, stopped (torn down) afterwards."""
+    driver = start_framework(master_url, recorder, **options)
+    try:
+        yield driver
+    finally:
+        driver.stop()
+        driver.join()
 
 
 def start_framework(master_url: str, recorder: Recorder, framework_id: str | None = None,

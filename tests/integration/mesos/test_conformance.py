@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from tests.integration.mesos.conftest import EXECUTOR, Recorder, operator, start_framework
+from tests.integration.mesos.conftest import EXECUTOR, Recorder, framework, operator, start_framework
 
 
 def launch(driver, offer, task_id: str, data: bytes = b"") -> None:
@@ -27,8 +27,7 @@ def states(recorder: Recorder, task_id: str) -> list[str]:
 def test_offer_launch_run_kill(master):
     url, disk_root = master
     recorder = Recorder()
-    driver = start_framework(url, recorder)
-    try:
+    with framework(url, recorder) as driver:
         recorder.wait(lambda r: r.offers)
         offer = recorder.offers[0]
         mounts = [r for r in offer["resources"] if r.get("disk", {}).get("source", {}).get("type") == "MOUNT"]
@@ -50,16 +49,12 @@ def test_offer_launch_run_kill(master):
         recorder.wait(lambda r: "TASK_KILLED" in states(r, "t-run"))
         state = operator(url, "GET_STATE")["get_state"]
         assert [t["task_id"]["value"] for t in state["get_tasks"]["completed_tasks"]] == ["t-run"]
-    finally:
-        driver.stop()
-        driver.join()
 
 
 def test_reconcile_reports_known_and_unknown_tasks(master):
     url, _ = master
     recorder = Recorder()
-    driver = start_framework(url, recorder)
-    try:
+    with framework(url, recorder) as driver:
         recorder.wait(lambda r: r.offers)
         launch(driver, recorder.offers[0], "t-rec")
         recorder.wait(lambda r: "TASK_RUNNING" in states(r, "t-rec"))
@@ -67,41 +62,30 @@ def test_reconcile_reports_known_and_unknown_tasks(master):
         recorder.wait(lambda r: states(r, "t-rec").count("TASK_RUNNING") >= 2 and "TASK_LOST" in states(r, "t-ghost"))
         reconciled = [u for u in recorder.updates if u.get("reason") == "REASON_RECONCILIATION"]
         assert {u["task_id"]["value"] for u in reconciled} == {"t-rec", "t-ghost"}
-    finally:
-        driver.stop()
-        driver.join()
 
 
 def test_executor_crash_fails_the_task(master):
     url, _ = master
     recorder = Recorder()
-    driver = start_framework(url, recorder)
-    try:
+    with framework(url, recorder) as driver:
         recorder.wait(lambda r: r.offers)
         launch(driver, recorder.offers[0], "t-crash", b"crash")
         recorder.wait(lambda r: "TASK_FAILED" in states(r, "t-crash"))
         failed = next(u for u in recorder.updates if u["state"] == "TASK_FAILED")
         assert failed["reason"] == "REASON_EXECUTOR_TERMINATED" and "code 3" in failed["message"]
-    finally:
-        driver.stop()
-        driver.join()
 
 
 def test_decline_with_refuse_seconds_holds_offers_back(master):
     url, _ = master
     recorder = Recorder()
     recorder.decline_with = 3600.0
-    driver = start_framework(url, recorder)
-    try:
+    with framework(url, recorder) as driver:
         recorder.wait(lambda r: r.offers)
         time.sleep(3)  # several allocation rounds
         assert len(recorder.offers) == 1, "a declined offer is not re-offered within refuse_seconds"
         driver.reviveOffers()
         recorder.decline_with = None
         recorder.wait(lambda r: len(r.offers) >= 2)
-    finally:
-        driver.stop()
-        driver.join()
 
 
 def test_failover_keeps_tasks_and_stop_without_failover_tears_down(master):
@@ -133,8 +117,7 @@ def test_failover_keeps_tasks_and_stop_without_failover_tears_down(master):
 def test_status_updates_are_resent_until_acknowledged(master):
     url, _ = master
     recorder = Recorder()
-    driver = start_framework(url, recorder, implicit_acknowledgements=False)
-    try:
+    with framework(url, recorder, implicit_acknowledgements=False) as driver:
         recorder.wait(lambda r: r.offers)
         launch(driver, recorder.offers[0], "t-ack")
         recorder.wait(lambda r: states(r, "t-ack").count("TASK_RUNNING") >= 2)
@@ -145,9 +128,6 @@ def test_status_updates_are_resent_until_acknowledged(master):
         count = states(recorder, "t-ack").count("TASK_RUNNING")
         time.sleep(3)
         assert states(recorder, "t-ack").count("TASK_RUNNING") == count, "no resends after the acknowledgement"
-    finally:
-        driver.stop()
-        driver.join()
 
 
 def test_offers_are_rescinded_when_the_agents_disks_change(master, tmp_path):
@@ -155,12 +135,8 @@ def test_offers_are_rescinded_when_the_agents_disks_change(master, tmp_path):
     if disk_root is None:
         pytest.skip("against a real master the agent's resources are not this test's to change")
     recorder = Recorder()  # keeps its offers
-    driver = start_framework(url, recorder)
-    try:
+    with framework(url, recorder) as driver:
         recorder.wait(lambda r: r.offers)
         resources_file = tmp_path / "resources.json"
         resources_file.write_text("[]")  # the disk went away (e.g. marked failed in disk-service)
         recorder.wait(lambda r: recorder.offers[0]["id"]["value"] in r.rescinded)
-    finally:
-        driver.stop()
-        driver.join()

@@ -1,32 +1,19 @@
 """Exclusive floating IPs under contention, real PostgreSQL over real HTTP: 50 parallel requests
 (each its own connection) for the last 10 free IPs — exactly 10 win, no IP twice; 20 rounds."""
-import threading
 from collections import Counter
 
 import httpx
 
 from tests.integration.network.conftest import ADMIN, SERVICE
+from tests.support.race import race
 
 ROUNDS = 20
 CLIENTS = 50
 
 
-def race(url: str, pool: str, round_: int) -> list[httpx.Response]:
-    barrier = threading.Barrier(CLIENTS)
-    responses: list[httpx.Response | None] = [None] * CLIENTS
-
-    def one(i: int) -> None:
-        with httpx.Client(base_url=url, timeout=60) as client:
-            barrier.wait()
-            responses[i] = client.post("/allocations", headers=SERVICE,
-                                       json={"owner": f"r{round_}-member-{i}", "pool": pool})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(CLIENTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return responses  # type: ignore[return-value]
+def race_for_ips(url: str, pool: str, round_: int) -> list[httpx.Response]:
+    return race(url, CLIENTS, lambda client, i: client.post(
+        "/allocations", headers=SERVICE, json={"owner": f"r{round_}-member-{i}", "pool": pool}))
 
 
 def test_fifty_requests_for_the_last_ten_ips(live_url):
@@ -40,7 +27,7 @@ def test_fifty_requests_for_the_last_ten_ips(live_url):
             for owner in early:  # leave exactly 10 free
                 assert admin.post("/allocations", headers=SERVICE, json={"owner": owner, "pool": "race"}).status_code == 201
 
-            responses = race(live_url, "race", round_)
+            responses = race_for_ips(live_url, "race", round_)
             statuses = Counter(r.status_code for r in responses)
             assert statuses == {201: 10, 409: 40}, (round_, statuses)
             assert all(r.json()["error"]["code"] == "POOL_EXHAUSTED" for r in responses if r.status_code == 409)

@@ -13,21 +13,16 @@ from spindle_common.auth import internal_headers
 from spindle_common.consul import ConsulClient
 from spindle_common.migrations import upgrade
 from tests.conftest import REPO
-from tests.integration.platform.test_framework_e2e import NODE, embedded_master, member, scheduler_env, wait_tasks  # noqa: F401
-from tests.support.live_server import free_port
+from tests.integration.platform.test_framework_e2e import NODE, member, mesos_master, scheduler_env, wait_tasks  # noqa: F401
+from tests.support.live_server import free_port, wait_ok
 
 LAUNCHED = ("LAUNCHING", "TASK_STAGING", "TASK_STARTING")
 
 
 def start_scheduler(env: dict[str, str], log) -> subprocess.Popen:
     process = subprocess.Popen([REPO / ".venv/bin/spindle-scheduler"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(200):
-        try:
-            httpx.get(f"http://127.0.0.1:{env['SPINDLE_PORT']}/health").raise_for_status()
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise AssertionError("scheduler did not start")
+    wait_ok(f"http://127.0.0.1:{env['SPINDLE_PORT']}/health")
+    return process
 
 
 def holdings(platform_env, owners: list[str]) -> dict[str, tuple[int, int, int]]:
@@ -44,10 +39,10 @@ def holdings(platform_env, owners: list[str]) -> dict[str, tuple[int, int, int]]
     return result
 
 
-def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, platform_env, embedded_master, tmp_path):
+def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, platform_env, mesos_master, tmp_path):
     upgrade("spindle_scheduler", fresh_database)
     port = free_port()
-    env = scheduler_env(platform_env, fresh_database, embedded_master, port)
+    env = scheduler_env(platform_env, fresh_database, mesos_master, port)
     headers = internal_headers(env["SPINDLE_INTERNAL_TOKEN"], "crash-test", "service")
     owners = [f"e2e-m{i}" for i in range(3)]
     log = open(tmp_path / "scheduler.log", "w")
