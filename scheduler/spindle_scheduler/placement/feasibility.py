@@ -2,29 +2,31 @@
 ``None`` when it can, or the ``Reason`` it cannot — the same objects users see."""
 from collections.abc import Callable
 
-from spindle_scheduler.placement.model import MemberRequest, Reason
+from spindle_scheduler.placement.model import MemberRequest, PlacementRequest, Reason
 from spindle_scheduler.placement.state import NodeState
 
-Checker = Callable[[NodeState, MemberRequest], Reason | None]
+Checker = Callable[[NodeState, MemberRequest, PlacementRequest], Reason | None]
+# Float cpus/mem are sums of request shares: tolerate rounding, never real over-commit.
+EPSILON = 1e-9
 
 
 def _num(value: float) -> str:
     return f"{value:g}"
 
 
-def check_cpus(node: NodeState, member: MemberRequest) -> Reason | None:
-    if member.cpus > node.cpus + 1e-9:
+def check_cpus(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
+    if member.cpus > node.cpus + EPSILON:
         return Reason(node.name, "cpus", f"needs {_num(member.cpus)} cpus, {_num(node.cpus)} free")
     return None
 
 
-def check_mem(node: NodeState, member: MemberRequest) -> Reason | None:
-    if member.mem_mb > node.mem_mb + 1e-9:
+def check_mem(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
+    if member.mem_mb > node.mem_mb + EPSILON:
         return Reason(node.name, "mem", f"needs {_num(member.mem_mb)} MiB memory, {_num(node.mem_mb)} free")
     return None
 
 
-def check_disks(node: NodeState, member: MemberRequest) -> Reason | None:
+def check_disks(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
     for disk_class, count in member.disks.items():
         if not count:
             continue
@@ -34,7 +36,7 @@ def check_disks(node: NodeState, member: MemberRequest) -> Reason | None:
     return None
 
 
-def check_cpuset(node: NodeState, member: MemberRequest) -> Reason | None:
+def check_cpuset(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
     if not member.cpuset:
         return None
     largest = max((len(cpus) for cpus in node.numa.values()), default=0)
@@ -43,13 +45,34 @@ def check_cpuset(node: NodeState, member: MemberRequest) -> Reason | None:
     return None
 
 
-CHECKERS: tuple[Checker, ...] = (check_cpus, check_mem, check_disks, check_cpuset)
+def check_anti_affinity(node: NodeState, member: MemberRequest, request: PlacementRequest) -> Reason | None:
+    if member.role in request.anti_affinity_roles and (request.cluster_id, member.role) in node.roles:
+        return Reason(node.name, "anti_affinity",
+                      f"already has a {member.role} of cluster {request.cluster_id} (one per node)")
+    return None
 
 
-def infeasibility(node: NodeState, member: MemberRequest) -> Reason | None:
-    """The first constraint ``node`` fails for ``member``, or None if it fits."""
-    for checker in CHECKERS:
-        reason = checker(node, member)
+CHECKERS: tuple[Checker, ...] = (check_cpus, check_mem, check_disks, check_cpuset, check_anti_affinity)
+
+
+def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Checker, ...]:
+    """The checkers that can fail for ``member``: the others pass on every node, so placement
+    skips them (a member without disks, cpuset or anti-affinity is checked for cpus and mem only)."""
+    checkers: list[Checker] = [check_cpus, check_mem]
+    if any(member.disks.values()):
+        checkers.append(check_disks)
+    if member.cpuset:
+        checkers.append(check_cpuset)
+    if member.role in request.anti_affinity_roles:
+        checkers.append(check_anti_affinity)
+    return tuple(checkers)
+
+
+def infeasibility(node: NodeState, member: MemberRequest, request: PlacementRequest,
+                  checkers: tuple[Checker, ...] = CHECKERS) -> Reason | None:
+    """The first constraint ``node`` fails for ``member`` of ``request``, or None if it fits."""
+    for checker in checkers:
+        reason = checker(node, member, request)
         if reason:
             return reason
     return None

@@ -1,27 +1,42 @@
-"""The plain data placement works on."""
-from dataclasses import dataclass, field
+"""The plain data placement works on: what nodes offer, what a cluster asks for, why a node says no.
+
+Plain dataclasses with documented fields, so any backend converts to them in a few lines (Mesos:
+one ``NodeOffer`` per offer, one ``OfferedDisk`` per MOUNT disk resource).
+"""
+from dataclasses import asdict, dataclass, field
+
+DISK_CLASSES = ("hdd", "ssd", "nvme")
+STRATEGIES = ("spread", "pack")
 
 
 @dataclass(frozen=True)
 class OfferedDisk:
-    disk_id: str  # in Mesos terms the MOUNT root; any stable id works
+    """One free whole disk; it goes to one member, never shared."""
+
+    disk_id: str  # unique on its node; in Mesos terms the MOUNT root works
     disk_class: str  # hdd | ssd | nvme
+    size_mb: float = 0.0
+    root: str = ""  # where it is mounted on the node (Mesos MOUNT ``root``)
 
 
 @dataclass
 class NodeOffer:
     """What one node has free now."""
 
-    node: str
+    node: str  # the node's id (Mesos: the agent's hostname); names it in plans and reasons
     cpus: float
     mem_mb: float
     disks: list[OfferedDisk] = field(default_factory=list)
     # Free cpu ids per NUMA node, for members that want a dedicated cpuset.
     numa: dict[int, list[int]] = field(default_factory=dict)
+    # Members already running here as (cluster id, role): spread and anti-affinity count them.
+    running: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class MemberRequest:
+    """One cluster member's needs."""
+
     member_id: str
     role: str
     cpus: float
@@ -32,10 +47,14 @@ class MemberRequest:
 
 @dataclass
 class PlacementRequest:
+    """All members of one cluster, placed together or not at all."""
+
     cluster_id: str
     members: list[MemberRequest]
-    strategy: str = "spread"  # spread | pack
-    preferred_hosts: list[str] = field(default_factory=list)
+    strategy: str = "spread"  # spread (members of one cluster on different nodes) | pack
+    preferred_hosts: list[str] = field(default_factory=list)  # win over strategy when they fit
+    # Roles whose members must each be on a different node (hard: a node never takes two).
+    anti_affinity_roles: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -43,35 +62,11 @@ class Reason:
     """Why ``node`` cannot take a member: machine-readable constraint, human message."""
 
     node: str
-    constraint: str  # cpus | mem | disks | cpuset
+    constraint: str  # cpus | mem | disks | cpuset | anti_affinity | nodes
     message: str
 
     def __str__(self) -> str:
         return f"{self.node}: {self.message}"
 
-
-@dataclass(frozen=True)
-class Placement:
-    member_id: str
-    node: str
-    disk_ids: list[str]
-    cpu_ids: list[int]
-
-
-@dataclass
-class Plan:
-    placements: list[Placement]
-    # member id -> one reason per node that could not take it (only when not placeable)
-    unplaced: dict[str, list[Reason]]
-
-    @property
-    def placeable(self) -> bool:
-        return not self.unplaced
-
-    def summary(self) -> str:
-        """One line naming which resource was short on which node."""
-        if self.placeable:
-            return f"{len(self.placements)} members placed"
-        member, reasons = next(iter(self.unplaced.items()))
-        shown = "; ".join(str(r) for r in reasons[:5]) + (f"; … {len(reasons) - 5} more nodes" if len(reasons) > 5 else "")
-        return f"{member} fits no node: {shown}"
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)

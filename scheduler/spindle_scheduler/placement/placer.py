@@ -6,9 +6,12 @@ no node fits does it check them all, so the explanation is complete.
 """
 import math
 import zlib
+from collections.abc import Iterable
+from itertools import chain
 
-from spindle_scheduler.placement.feasibility import infeasibility
-from spindle_scheduler.placement.model import NodeOffer, PlacementRequest, Plan, Reason
+from spindle_scheduler.placement.feasibility import checkers_for, infeasibility
+from spindle_scheduler.placement.model import MemberRequest, NodeOffer, PlacementRequest, Reason
+from spindle_scheduler.placement.plan import Placement, Plan
 from spindle_scheduler.placement.ranking import score
 from spindle_scheduler.placement.state import NodeState
 
@@ -17,22 +20,39 @@ def _candidates(node_count: int) -> int:
     return max(2, math.ceil(math.log2(node_count + 1)))
 
 
+def _hardest_first(member: MemberRequest) -> tuple:
+    # Members with the fewest places to go are placed first.
+    return -sum(member.disks.values()), -(member.cpuset or 0), -member.cpus, -member.mem_mb, member.member_id
+
+
 class _View:
     """The nodes as this request sees them: its own copies where it placed members, else the originals."""
 
-    def __init__(self, nodes: list[NodeState], copies: dict[int, NodeState]):
-        self.nodes, self.copies = nodes, copies
-
-    def __len__(self) -> int:
-        return len(self.nodes)
+    def __init__(self, nodes: list[NodeState]):
+        self.nodes = nodes
+        self.copies: dict[int, NodeState] = {}
 
     def __getitem__(self, index: int) -> NodeState:
         return self.copies.get(index) or self.nodes[index]
 
-    def writable(self, index: int) -> NodeState:
+    def take(self, index: int, cluster_id: str, member: MemberRequest) -> Placement:
         if index not in self.copies:
             self.copies[index] = self.nodes[index].copy()
-        return self.copies[index]
+        return self.copies[index].take(cluster_id, member)
+
+    def reasons(self, member: MemberRequest, request: PlacementRequest) -> list[Reason]:
+        """Why each node (as this request left it) cannot take ``member``: every checker, every node."""
+        reasons = [infeasibility(self[i], member, request) for i in range(len(self.nodes))]
+        return [r for r in reasons if r] or [Reason("*", "nodes", "no node is offering resources")]
+
+
+def _scan_order(count: int, cursor: int, first: list[int]) -> Iterable[int]:
+    """``first`` (preferred hosts), then every other node once, starting at ``cursor``."""
+    rotation = chain(range(cursor, count), range(cursor))
+    if not first:
+        return rotation
+    skip = set(first)
+    return chain(first, (index for index in rotation if index not in skip))
 
 
 def place(request: PlacementRequest, offers: list[NodeOffer], states: list[NodeState] | None = None) -> Plan:
@@ -43,40 +63,35 @@ def place(request: PlacementRequest, offers: list[NodeOffer], states: list[NodeS
     leaves them untouched.
     """
     nodes = states if states is not None else [NodeState.of(o) for o in offers]
-    # Copy-on-write: only nodes a member lands on are copied; others are read in place.
-    copies: dict[int, NodeState] = {}
-    trial = _View(nodes, copies)
-    limit = _candidates(len(nodes))
-    # Hardest members first: they have the fewest places to go.
-    members = sorted(request.members, key=lambda m: (-sum(m.disks.values()), -(m.cpuset or 0), -m.cpus, -m.mem_mb,
-                                                      m.member_id))
-    placements, unplaced = [], {}
-    count = len(nodes)
+    trial = _View(nodes)  # copy-on-write: only nodes a member lands on are copied
+    count, limit = len(nodes), _candidates(len(nodes))
+    wanted = set(request.preferred_hosts)
+    preferred = [i for i, n in enumerate(nodes) if n.name in wanted] if wanted else []
     # Each request starts its scan at its own (stable) place, so requests do not all wade through
-    # the same full nodes first.
+    # the same full nodes first; each member goes on from where the previous one stopped.
     cursor = zlib.crc32(request.cluster_id.encode()) % count if count else 0
-    preferred_first = sorted(range(count), key=lambda i: nodes[i].name not in request.preferred_hosts) \
-        if request.preferred_hosts else None
-    for member in members:
-        best, found, scanned = None, 0, 0
-        while scanned < count and found < limit:
-            index = preferred_first[scanned] if preferred_first else (cursor + scanned) % count
+    placements, unplaced = [], {}
+    for member in sorted(request.members, key=_hardest_first):
+        best, best_score, found, scanned = None, 0.0, 0, 0
+        checkers = checkers_for(member, request)
+        for index in _scan_order(count, cursor, preferred):
             scanned += 1
             node = trial[index]
-            if infeasibility(node, member) is None:
+            if infeasibility(node, member, request, checkers) is None:
                 found += 1
-                if best is None or score(node, request) > score(trial[best], request):
-                    best = index
+                node_score = score(node, request)
+                if best is None or node_score > best_score:
+                    best, best_score = index, node_score
+                if found >= limit:
+                    break
         if best is None:
-            unplaced[member.member_id] = [r for r in (infeasibility(trial[i], member) for i in range(count)) if r] or \
-                [Reason("*", "nodes", "no node is offering resources")]
+            unplaced[member.member_id] = trial.reasons(member, request)
             continue
-        placements.append(trial.writable(best).take(request.cluster_id, member))
-        cursor = (cursor + scanned) % max(count, 1)
+        placements.append(trial.take(best, request.cluster_id, member))
+        cursor = (cursor + scanned) % count
     if unplaced:
         return Plan([], unplaced)
     if states is not None:
-        for index, copy in copies.items():
+        for index, copy in trial.copies.items():
             states[index] = copy
     return Plan(sorted(placements, key=lambda p: p.member_id), {})
-

@@ -18,6 +18,7 @@ def utilisation(node: NodeState) -> float:
 
 
 def score(node: NodeState, request: PlacementRequest) -> float:
+    """How good ``node`` (feasible) is for the next member of ``request``; higher wins."""
     base = utilisation(node) if request.strategy == "pack" else 1 - utilisation(node)
     if request.strategy != "pack":
         base -= SAME_CLUSTER_PENALTY * node.members_of.get(request.cluster_id, 0)

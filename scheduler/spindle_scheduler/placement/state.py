@@ -1,7 +1,8 @@
 """A node's resources as they shrink while members are placed on it (a working copy of its offer)."""
 from dataclasses import dataclass, field
 
-from spindle_scheduler.placement.model import MemberRequest, NodeOffer, Placement
+from spindle_scheduler.placement.model import MemberRequest, NodeOffer
+from spindle_scheduler.placement.plan import Placement
 
 
 @dataclass
@@ -12,21 +13,25 @@ class NodeState:
     total_cpus: float
     total_mem_mb: float
     disks: dict[str, list[str]]  # class -> free disk ids
-    numa: dict[int, list[int]]
-    members_of: dict[str, int] = field(default_factory=dict)  # cluster id -> members placed here
+    numa: dict[int, list[int]]  # NUMA node -> free cpu ids
+    members_of: dict[str, int] = field(default_factory=dict)  # cluster id -> members here
+    roles: set[tuple[str, str]] = field(default_factory=set)  # (cluster id, role) of members here
 
     @classmethod
     def of(cls, offer: NodeOffer) -> "NodeState":
         disks: dict[str, list[str]] = {}
         for disk in sorted(offer.disks, key=lambda d: d.disk_id):
             disks.setdefault(disk.disk_class, []).append(disk.disk_id)
+        members_of: dict[str, int] = {}
+        for cluster_id, _ in offer.running:
+            members_of[cluster_id] = members_of.get(cluster_id, 0) + 1
         return cls(offer.node, offer.cpus, offer.mem_mb, offer.cpus, offer.mem_mb, disks,
-                   {n: sorted(c) for n, c in offer.numa.items()})
+                   {n: sorted(c) for n, c in offer.numa.items()}, members_of, set(offer.running))
 
     def copy(self) -> "NodeState":
         return NodeState(self.name, self.cpus, self.mem_mb, self.total_cpus, self.total_mem_mb,
                          {c: list(ids) for c, ids in self.disks.items()}, {k: list(v) for k, v in self.numa.items()},
-                         dict(self.members_of))
+                         dict(self.members_of), set(self.roles))
 
     def take(self, cluster_id: str, member: MemberRequest) -> Placement:
         """Consume the member's share (assumes it is feasible) and say what it got."""
@@ -44,4 +49,5 @@ class NodeState:
             numa = min((n for n, c in self.numa.items() if len(c) >= member.cpuset), key=lambda n: (len(self.numa[n]), n))
             cpu_ids, self.numa[numa] = self.numa[numa][:member.cpuset], self.numa[numa][member.cpuset:]
         self.members_of[cluster_id] = self.members_of.get(cluster_id, 0) + 1
+        self.roles.add((cluster_id, member.role))
         return Placement(member.member_id, self.name, disk_ids, cpu_ids)

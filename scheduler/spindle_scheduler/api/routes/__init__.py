@@ -1,6 +1,6 @@
 """HTTP routes of scheduler, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_scheduler.api.routes import tasks
+from spindle_scheduler.api.routes import placements, tasks
 
-routers: list[APIRouter] = [tasks.router]
+routers: list[APIRouter] = [tasks.router, placements.router]

@@ -1,27 +1,13 @@
 """Launching and killing cluster members as Mesos tasks (callers: orchestrator, admins)."""
-import copy
-from typing import Annotated
+from fastapi import APIRouter, Request
 
-from fastapi import APIRouter, Depends, Request
-
-from spindle_common.auth import Caller, require
 from spindle_common.errors import ApiError
+from spindle_scheduler.api.deps import ServiceCaller, framework
 from spindle_scheduler.mesos.launcher import new_task_id
-from spindle_scheduler.mesos.placing import plan_cluster
 from spindle_scheduler.models import Task
-from spindle_scheduler.schemas import LaunchIn, PlanOut, TaskOut
+from spindle_scheduler.schemas import LaunchIn, TaskOut
 
 router = APIRouter(tags=["tasks"])
-
-
-ServiceCaller = Annotated[Caller, Depends(require("service", "admin"))]
-
-
-def framework(request: Request):
-    fw = request.app.state.framework
-    if fw is None:
-        raise ApiError(503, "NO_MESOS_MASTER", "the scheduler runs without a Mesos master (SPINDLE_MESOS_MASTER unset)")
-    return fw
 
 
 @router.post("/launches", status_code=202)
@@ -55,15 +41,3 @@ def kill_cluster(cluster_id: str, request: Request, _: ServiceCaller) -> list[Ta
         raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
     fw.kill_cluster(request.app.state.driver, cluster_id)
     return [TaskOut.of(t) for t in fw.store.by_cluster(cluster_id)]
-
-
-@router.post("/placements/dry-run")
-def dry_run(body: LaunchIn, request: Request, _: ServiceCaller) -> PlanOut:
-    """Where the members would go on the resources offered now, or why they cannot; holds nothing."""
-    fw = framework(request)
-    offers = [copy.deepcopy(o) for o in fw.last_offers.values()]
-    tasks = [Task(task_id=m.member_id, cluster_id=body.cluster_id, member_id=m.member_id,
-                  request={**m.model_dump(exclude={"member_id"}), "strategy": body.strategy,
-                           "preferred_hosts": body.preferred_hosts}) for m in body.members]
-    plan = plan_cluster(tasks, offers, fw.launcher.disk_classes(offers))
-    return PlanOut.of(plan)

@@ -1,0 +1,135 @@
+"""POST /placements/dry-run with caller-supplied offers: plans, reasons, auth and the error envelope
+(the app is built without entering its lifespan: no Consul, no Mesos, no database)."""
+import pytest
+from fastapi.testclient import TestClient
+
+from spindle_scheduler.core.config import Settings
+from spindle_scheduler.main import build_app
+
+SERVICE = {"Authorization": "Bearer t", "X-Spindle-Actor": "orchestrator", "X-Spindle-Role": "service"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(build_app(Settings(internal_token="t")))
+
+
+def offer(name, hdd=2, ssd=0, cpus=4, mem_mb=8192, numa=None):
+    disks = [{"disk_id": f"/mnt/{c}{i}", "disk_class": c, "size_mb": 1e6, "root": f"/mnt/{c}{i}"}
+             for c, n in (("hdd", hdd), ("ssd", ssd)) for i in range(n)]
+    return {"node": name, "cpus": cpus, "mem_mb": mem_mb, "disks": disks, "numa": numa or {}}
+
+
+def body(members, offers, **options):
+    return {"cluster_id": "c1", "members": members, "offers": offers, **options}
+
+
+def worker(i, **over):
+    return {"member_id": f"w{i}", "role": "worker", "cpus": 1, "mem_mb": 1024, "disks": {"hdd": 1}, **over}
+
+
+def test_places_members_spread_with_their_disks_and_cpus(client):
+    r = client.post("/placements/dry-run", headers=SERVICE, json=body(
+        [worker(1, cpuset=2), worker(2)], [offer("n1", numa={"0": [0, 1, 2, 3]}), offer("n2")]))
+    assert r.status_code == 200
+    plan = r.json()
+    assert plan["placeable"] and plan["reasons"] == [] and plan["summary"] == "2 members placed"
+    by_member = {m["member_id"]: m for m in plan["members"]}
+    assert by_member["w1"] == {"member_id": "w1", "node": "n1", "disks": ["/mnt/hdd0"], "cpus": [0, 1]}
+    assert by_member["w2"]["node"] == "n2" and by_member["w2"]["cpus"] == []
+
+
+def test_unplaceable_returns_reasons_per_node_and_a_summary(client):
+    r = client.post("/placements/dry-run", headers=SERVICE, json=body(
+        [worker(1, disks={"ssd": 2})], [offer("n1", ssd=1), offer("n2", cpus=0.5)]))
+    assert r.status_code == 200
+    plan = r.json()
+    assert not plan["placeable"] and plan["members"] == []
+    assert plan["reasons"] == [{"member_id": "w1", "nodes": [
+        {"node": "n1", "constraint": "disks", "message": "needs 2 ssd disks, 1 free"},
+        {"node": "n2", "constraint": "cpus", "message": "needs 1 cpus, 0.5 free"}]}]
+    assert plan["summary"] == "w1 fits no node: n1: needs 2 ssd disks, 1 free; n2: needs 1 cpus, 0.5 free"
+
+
+def test_options_reach_placement(client):
+    offers = [offer("n1"), offer("n2"), offer("n3")]
+    preferred = client.post("/placements/dry-run", headers=SERVICE,
+                            json=body([worker(1)], offers, preferred_hosts=["n3"])).json()
+    assert preferred["members"][0]["node"] == "n3"
+    masters = [worker(i, role="master", disks={}) for i in range(2)]
+    strict = client.post("/placements/dry-run", headers=SERVICE,
+                         json=body(masters, [offer("n1")], strategy="pack", anti_affinity_roles=["master"])).json()
+    assert not strict["placeable"] and strict["reasons"][0]["nodes"][0]["constraint"] == "anti_affinity"
+
+
+def test_a_dry_run_holds_nothing(client):
+    first = client.post("/placements/dry-run", headers=SERVICE, json=body([worker(1)], [offer("n1", hdd=1)])).json()
+    again = client.post("/placements/dry-run", headers=SERVICE, json=body([worker(1)], [offer("n1", hdd=1)])).json()
+    assert first == again and first["placeable"]
+
+
+@pytest.mark.parametrize("bad,field", [
+    (body([worker(1, cpus=-1)], [offer("n1")]), "body.members.0.cpus"),
+    (body([worker(1, disks={"floppy": 1})], [offer("n1")]), "body.members.0.disks"),
+    (body([], [offer("n1")]), "body.members"),
+    (body([worker(1), worker(1)], [offer("n1")]), "body"),
+    (body([worker(1)], [{**offer("n1"), "cpus": -2}]), "body.offers.0.cpus"),
+    (body([worker(1)], [{**offer("n1"), "disks": [{"disk_id": "d", "disk_class": "tape"}]}]),
+     "body.offers.0.disks.0.disk_class"),
+    (body([worker(1)], [offer("n1"), offer("n1")]), "body"),
+    (body([worker(1)], [offer("n1", numa={"0": [0, 1], "1": [1]})]), "body.offers.0"),
+    (body([worker(1)], [offer("n1")], strategy="random"), "body.strategy"),
+    (body([worker(1, cpuset=0)], [offer("n1")]), "body.members.0.cpuset"),
+])
+def test_invalid_input_is_a_422_envelope(client, bad, field):
+    r = client.post("/placements/dry-run", headers=SERVICE, json=bad)
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert error["code"] == "VALIDATION_FAILED" and error["message"] == "the request is not valid"
+    assert field in [e["field"] for e in error["details"]["errors"]], error
+
+
+def test_unknown_disk_class_is_named(client):
+    r = client.post("/placements/dry-run", headers=SERVICE, json=body([worker(1, disks={"floppy": 1})], [offer("n1")]))
+    assert "unknown disk class 'floppy' (known: hdd, ssd, nvme)" in r.json()["error"]["details"]["errors"][0]["problem"]
+
+
+@pytest.mark.parametrize("headers,status,code", [
+    ({}, 401, "UNAUTHENTICATED"),
+    ({**SERVICE, "Authorization": "Bearer wrong"}, 401, "UNAUTHENTICATED"),
+    ({**SERVICE, "X-Spindle-Role": "user"}, 403, "FORBIDDEN"),
+])
+def test_only_services_and_admins_may_ask(client, headers, status, code):
+    r = client.post("/placements/dry-run", headers=headers, json=body([worker(1)], [offer("n1")]))
+    assert r.status_code == status and r.json()["error"]["code"] == code
+
+
+def test_admins_may_ask(client):
+    r = client.post("/placements/dry-run", headers={**SERVICE, "X-Spindle-Role": "admin"}, json=body([worker(1)], [offer("n1")]))
+    assert r.status_code == 200 and r.json()["placeable"]
+
+
+def test_without_offers_and_without_mesos_it_says_so(client):
+    r = client.post("/placements/dry-run", headers=SERVICE, json={"cluster_id": "c1", "members": [worker(1)]})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "NO_MESOS_MASTER"
+
+
+def test_without_offers_it_places_on_the_mesos_offers_held_now_with_the_executors_share():
+    from types import SimpleNamespace
+
+    from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
+
+    app = build_app(Settings(internal_token="t"))
+    held = ParsedOffer("o-1", "a-1", "node-1", cpus=2.0, mem_mb=2048.0,
+                       disks=[OfferedDisk("/disks/d1", 4096, {}), OfferedDisk("/disks/d2", 4096, {})])
+    classes = {"/disks/d1": "ssd", "/disks/d2": "hdd"}
+    app.state.framework = SimpleNamespace(last_offers={"node-1": held},
+                                          launcher=SimpleNamespace(disk_classes=lambda offers: classes))
+    with_mesos = TestClient(app)
+    plan = with_mesos.post("/placements/dry-run", headers=SERVICE, json={
+        "cluster_id": "c1", "members": [worker(1, disks={"ssd": 1}, container={"image": "x"})]}).json()
+    assert plan["members"] == [{"member_id": "w1", "node": "node-1", "disks": ["/disks/d1"], "cpus": []}]
+    full = with_mesos.post("/placements/dry-run", headers=SERVICE, json={
+        "cluster_id": "c1", "members": [worker(1, cpus=2, disks={})]}).json()
+    assert full["reasons"][0]["nodes"] == [{"node": "node-1", "constraint": "cpus", "message": "needs 2.05 cpus, 2 free"}]
+    assert held.cpus == 2.0 and len(held.disks) == 2, "the held offer is untouched"
