@@ -14,12 +14,11 @@ import platform
 import statistics
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
+from results import cpu_model, record
 from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, PlacementRequest, place
 from spindle_scheduler.placement.state import NodeState
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
 HEADING = "## Placement"
 TABLE_HEADER = ("| measured (UTC) | decisions/s, median of 3 | runs | placed | nproc | CPU | Python | command |\n"
                 "|---|---|---|---|---|---|---|---|\n")
@@ -46,31 +45,6 @@ def one_run(nodes: int, clusters: int) -> tuple[float, int]:
     return time.perf_counter() - started, placed
 
 
-def cpu_model() -> str:
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def record(row: str) -> None:
-    """Append ``row`` to the table under ``## Placement`` (created if missing)."""
-    text = BENCHMARKS.read_text() if BENCHMARKS.exists() else "# Benchmarks\n"
-    if HEADING + "\n" not in text:
-        text = text.rstrip("\n") + f"\n\n{HEADING}\n\n"
-    start = text.index(HEADING + "\n") + len(HEADING) + 1
-    nxt = text.find("\n## ", start)
-    end = len(text) if nxt < 0 else nxt + 1
-    section = text[start:end]
-    if TABLE_HEADER not in section:
-        section = section.rstrip("\n") + "\n\n" + TABLE_HEADER
-    lines = section.rstrip("\n").split("\n")
-    last_row = max(i for i, line in enumerate(lines) if line.startswith("|"))
-    lines.insert(last_row + 1, row)
-    BENCHMARKS.write_text(text[:start] + "\n".join(lines) + "\n" + ("\n" if nxt >= 0 else "") + text[end:])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=1000)
@@ -88,7 +62,7 @@ def main() -> None:
         default = (args.nodes, args.clusters, args.runs) == (1000, 1000, 3)
         command = ".venv/bin/python bench/placement.py" + ("" if default else
                                                           f" --nodes {args.nodes} --clusters {args.clusters} --runs {args.runs}")
-        record(f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | **{result['decisions_per_s_median']:,}** | "
+        record(HEADING, TABLE_HEADER, f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | **{result['decisions_per_s_median']:,}** | "
                f"{' · '.join(f'{r:,}' for r in result['runs'])} | {result['placed']:,} of {result['members']:,} | "
                f"{result['nproc']} | {result['cpu']} | {result['python']} | `{command}` |")
 

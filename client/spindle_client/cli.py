@@ -1,5 +1,7 @@
-"""The ``spindle`` command line."""
+"""The ``spindle`` command line: platform status, sign-in, the catalog and your clusters.
+Human output by default; ``--json`` prints the API's answers as they are."""
 import argparse
+import getpass
 import json
 import os
 import sys
@@ -7,6 +9,10 @@ from dataclasses import asdict
 
 import httpx
 
+from spindle_client import credentials
+from spindle_client.client import SpindleClient, SpindleError
+from spindle_client.commands import (cmd_clusters, cmd_delete, cmd_events, cmd_launch, cmd_products, cmd_show,
+                                     parse_opts)
 from spindle_client.status import service_statuses
 
 
@@ -33,9 +39,89 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show every service and its Consul health")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=cmd_status)
+
+    login = sub.add_parser("login", help="check and store the API address and your token")
+    login.add_argument("--url", default=os.environ.get("SPINDLE_URL", "http://127.0.0.1:8080"))
+    login.add_argument("--token", help="your API token (asked for when not given)")
+    login.set_defaults(func=cmd_login)
+
+    machine = argparse.ArgumentParser(add_help=False)
+    machine.add_argument("--json", action="store_true", help="machine-readable output")
+    products = sub.add_parser("products", parents=[machine], help="list the catalog")
+    products.set_defaults(func=api_command(cmd_products))
+    launch = sub.add_parser("launch", parents=[machine], help="launch a product")
+    launch.add_argument("product")
+    launch.add_argument("version")
+    launch.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE", type=_opt,
+                        help="a launch option, dotted keys nest (e.g. roles.worker.count=3); JSON values")
+    launch.add_argument("--idempotency-key", help="repeat a launch safely: the same key gives the same cluster")
+    launch.add_argument("--plan", action="store_true", help="only show where the members would be placed")
+    launch.add_argument("--follow", action="store_true", help="then follow its progress until it settles")
+    launch.set_defaults(func=api_command(cmd_launch))
+    clusters = sub.add_parser("clusters", parents=[machine], help="list your clusters")
+    clusters.add_argument("--state")
+    clusters.add_argument("--product")
+    clusters.add_argument("--user", help="another user's clusters (admins)")
+    clusters.set_defaults(func=api_command(cmd_clusters))
+    for name, func, text in (("show", cmd_show, "show a cluster"), ("events", cmd_events, "a cluster's timeline"),
+                             ("delete", cmd_delete, "destroy a cluster")):
+        command = sub.add_parser(name, parents=[machine], help=text)
+        command.add_argument("cluster_id")
+        command.add_argument("--user", help="the cluster's owner (admins)")
+        if name == "events":
+            command.add_argument("--follow", action="store_true", help="live progress until the cluster settles")
+        command.set_defaults(func=api_command(func))
     return parser
+
+
+def _opt(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    """Check the token against the API, then store URL and token for the other commands."""
+    token = args.token or getpass.getpass("API token: ")
+    try:
+        with SpindleClient(args.url, token) as client:
+            me = client.me()
+    except SpindleError as exc:
+        print(f"spindle: login failed: {exc}", file=sys.stderr)
+        return 1
+    path = credentials.save(credentials.Credentials(url=args.url, token=token, username=me["username"]))
+    print(f"logged in to {args.url} as {me['username']} (saved in {path})")
+    return 0
+
+
+def api_command(func):
+    """Run ``func(args, client, username)`` with the stored credentials; API errors become exit code 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        creds = credentials.load()
+        if creds is None:
+            print("spindle: not logged in: run 'spindle login' (or set SPINDLE_URL and SPINDLE_TOKEN)", file=sys.stderr)
+            return 2
+        try:
+            with SpindleClient(creds.url, creds.token) as client:
+                username = getattr(args, "user", None) or creds.username or client.me()["username"]
+                return func(args, client, username)
+        except SpindleError as exc:
+            print(f"spindle: {exc}", file=sys.stderr)
+            for problem in exc.details.get("errors", []):
+                print(f"  {problem.get('path', problem.get('field', ''))}: "
+                      f"{problem.get('message', problem.get('problem', ''))}", file=sys.stderr)
+            return 1
+
+    return run
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if getattr(args, "opt", None) is not None:
+        try:
+            args.options = parse_opts(args.opt)
+        except ValueError as exc:
+            build_parser().error(str(exc))
     sys.exit(args.func(args))

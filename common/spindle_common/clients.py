@@ -17,6 +17,12 @@ class ServiceClient:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = self._http.request(method, path, **kwargs)
@@ -34,19 +40,32 @@ class ServiceClient:
 class DiskClient(ServiceClient):
     """disk-service: which disks a node has, and exclusive allocation of whole disks."""
 
-    def disks_of_node(self, node: str) -> list[dict[str, Any]]:
+    def disks(self, **filters: str) -> list[dict[str, Any]]:
+        """Every disk matching ``filters`` (node, state, class, owner), all pages."""
         items, token = [], None
         while True:
-            page = self.request("GET", "/disks", params={"node": node, "page_size": 500,
+            page = self.request("GET", "/disks", params={**filters, "page_size": 500,
                                                           **({"page_token": token} if token else {})})
             items.extend(page["items"])
             token = page.get("next_page_token")
             if not token:
                 return items
 
+    def disks_of_node(self, node: str) -> list[dict[str, Any]]:
+        return self.disks(node=node)
+
     def allocate(self, node: str, disk_class: str, count: int, owner: str) -> list[dict[str, Any]]:
         body = {"node": node, "disk_class": disk_class, "count": count, "owner": owner}
         return self.request("POST", "/allocations", json=body)["disks"]
+
+    def held_by(self, owner: str) -> list[dict[str, Any]]:
+        """The disks ``owner`` holds now (none: an empty list)."""
+        try:
+            return self.request("GET", "/allocations", params={"owner": owner})["disks"]
+        except ApiError as exc:
+            if exc.code == "NOT_ALLOCATED":
+                return []
+            raise
 
     def release(self, owner: str) -> list[dict[str, Any]]:
         """Release (and wipe) everything ``owner`` holds."""

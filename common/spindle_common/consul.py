@@ -14,6 +14,12 @@ class ConsulClient:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self) -> "ConsulClient":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
     def leader(self) -> str:
         """The address of the Raft leader; raises when Consul has none or is unreachable."""
         response = self._http.get("/v1/status/leader")

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from spindle_common.clients import NetworkClient, SchedulerClient
+from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.errors import ApiError
 from spindle_orchestrator.clusters import record_event
@@ -35,13 +35,14 @@ def now() -> datetime:
 
 class Lifecycle:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, manifest_of: ManifestFn,
-                 scheduler: SchedulerClient, network: NetworkClient, consul: ConsulClient):
+                 scheduler: SchedulerClient, network: NetworkClient, consul: ConsulClient, disks: DiskClient):
         self.sessions = sessions
         self.settings = settings
         self.manifest_of = manifest_of
         self.scheduler = scheduler
         self.network = network
         self.consul = consul
+        self.disks = disks
 
     # --- driving ----------------------------------------------------------------------------
     def advance(self, cluster_id: str) -> None:
@@ -72,6 +73,9 @@ class Lifecycle:
     def _schedule(self, session: Session, cluster: Cluster) -> None:
         try:
             manifest = self.manifest_of(cluster.product, cluster.version)
+        except ApiError as exc:  # the catalog changed since the launch was accepted
+            return self._fail(session, cluster, exc.code, exc.message)
+        try:
             planned = plan_members(cluster.id, manifest, cluster.options)
             pool = self.settings.network_pool
             leases = {m.member_id: self.network.allocate(
@@ -118,8 +122,8 @@ class Lifecycle:
             if task and (task["state"], task["message"]) != (member.state, member.message):
                 member.state, member.message = task["state"], task["message"]
                 member.node, member.ip = task["hostname"], task["ip"] or member.ip
-                member.disks = [{"mount_point": root, "container_path": f"/data/{i}"}
-                                for i, root in enumerate(task["disk_roots"], start=1)]
+                if len(member.disks) != len(task["disk_roots"]):
+                    member.disks = self._member_disks(member.member_id, task["disk_roots"])
                 record_event(session, cluster.id, "member", task["state"], task["message"], member.member_id)
         states = [m.state for m in members]
         failed = [m for m in members if m.state in TASK_FAILURES or (cluster.state == RUNNING and m.state in TASK_TERMINAL)]
@@ -140,6 +144,13 @@ class Lifecycle:
             slow = [m.member_id for m in members if m.state != TASK_RUNNING]
             self._fail(session, cluster, "DEPLOY_TIMEOUT",
                        f"members {', '.join(slow)} not healthy within {self.settings.deploying_timeout_s:.0f} s")
+
+    def _member_disks(self, member_id: str, roots: list[str]) -> list[dict[str, Any]]:
+        """The member's whole disks as it sees them (``/data/N``) with what disk-service knows of each."""
+        held = {d["mount_point"]: d for d in self.disks.held_by(member_id)} if roots else {}
+        facts = ("id", "device_path", "disk_class", "size_bytes")
+        return [{"container_path": f"/data/{i}", "mount_point": root,
+                 **{k: held[root][k] for k in facts if root in held}} for i, root in enumerate(roots, start=1)]
 
     # --- CONFIGURING: service discovery --------------------------------------------------------
     def _configure(self, session: Session, cluster: Cluster) -> None:

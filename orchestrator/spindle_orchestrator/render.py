@@ -11,6 +11,8 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
+from spindle_common.catalog import member_requests
+
 _jinja = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
@@ -30,18 +32,10 @@ class PlannedMember:
 
 
 def plan_members(cluster_id: str, manifest: dict[str, Any], options: dict[str, Any]) -> list[PlannedMember]:
-    """How many members of each role, with which resources: manifest defaults, overridden by options."""
-    members = []
-    for role, spec in manifest["roles"].items():
-        chosen = options.get("roles", {}).get(role, {})
-        count = chosen.get("count", spec["count"]["default"])
-        for index in range(1, count + 1):
-            members.append(PlannedMember(
-                member_id=f"{cluster_id}-{role}-{index}", name=f"{role}-{index}", role=role, index=index,
-                cpus=float(chosen.get("cpus", spec["cpus"])), mem_mb=int(chosen.get("mem_mb", spec["mem_mb"])),
-                disks={k: v for k, v in {**spec.get("disks", {}), **chosen.get("disks", {})}.items() if v},
-            ))
-    return members
+    """How many members of each role, with which resources (the catalog's rule), named in the cluster."""
+    return [PlannedMember(member_id=f"{cluster_id}-{m['role']}-{m['index']}", name=f"{m['role']}-{m['index']}",
+                          role=m["role"], index=m["index"], cpus=m["cpus"], mem_mb=m["mem_mb"], disks=m["disks"])
+            for m in member_requests(manifest, options)]
 
 
 def _render(value: Any, context: dict[str, Any], where: str) -> Any:

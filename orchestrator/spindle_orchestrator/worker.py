@@ -10,10 +10,10 @@ from contextlib import contextmanager
 from fastapi import FastAPI
 from sqlalchemy import or_, select
 
-from spindle_common.clients import NetworkClient, SchedulerClient
+from spindle_common.catalog import load_catalog
+from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.db import session_factory
-from spindle_orchestrator.catalog_access import manifest_loader
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.lifecycle import Lifecycle
 from spindle_orchestrator.models import Cluster
@@ -24,10 +24,11 @@ log = logging.getLogger("spindle.worker")
 
 def build_lifecycle(settings: Settings) -> Lifecycle:
     return Lifecycle(
-        session_factory(settings.database_url), settings, manifest_loader(settings.catalog_root),
+        session_factory(settings.database_url), settings, load_catalog(settings.catalog_root).get,
         SchedulerClient(settings.scheduler_url, settings.internal_token, actor="orchestrator"),
         NetworkClient(settings.network_service_url, settings.internal_token, actor="orchestrator"),
         ConsulClient(settings.consul_url),
+        DiskClient(settings.disk_service_url, settings.internal_token, actor="orchestrator"),
     )
 
 

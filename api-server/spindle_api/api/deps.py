@@ -1,4 +1,4 @@
-"""Request dependencies: settings, DB session, the authenticated user."""
+"""Request dependencies: settings, DB session, the authenticated user, the catalog, the orchestrator."""
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -8,6 +8,9 @@ from sqlalchemy.orm import Session
 from spindle_api.core.config import Settings
 from spindle_api.models import User
 from spindle_api.tokens import user_for_token
+from spindle_api.upstream import service_client
+from spindle_common.catalog import Catalog
+from spindle_common.clients import ServiceClient
 from spindle_common.db import session_factory
 from spindle_common.errors import ApiError
 
@@ -46,3 +49,18 @@ def admin_user(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(admin_user)]
+
+
+def get_catalog(request: Request) -> Catalog:
+    return request.app.state.catalog
+
+
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
+
+
+def orchestrator_client(settings: SettingsDep, user: CurrentUser) -> Iterator[ServiceClient]:
+    with service_client(settings, "orchestrator", user) as client:
+        yield client
+
+
+OrchestratorDep = Annotated[ServiceClient, Depends(orchestrator_client)]

@@ -4,7 +4,8 @@ from pathlib import Path
 from spindle_common.settings import ServiceSettings
 
 # The web UI's build output in this repository: <repo>/web-ui/dist (this file is <repo>/api-server/spindle_api/core/).
-_REPO_WEB_UI_DIST = Path(__file__).resolve().parents[3] / "web-ui" / "dist"
+_REPO = Path(__file__).resolve().parents[3]
+_REPO_WEB_UI_DIST = _REPO / "web-ui" / "dist"
 
 
 class Settings(ServiceSettings):
@@ -12,3 +13,12 @@ class Settings(ServiceSettings):
     port: int = 8080
     # Folder with the built web UI (`npm run build` in web-ui/), served under /ui.
     web_ui_dist: Path = _REPO_WEB_UI_DIST
+    # Product manifests: <catalog_root>/<product>/<version>/manifest.json.
+    catalog_root: Path = _REPO / "catalog"
+    # Internal services the public API fronts (loopback; they trust the internal token).
+    orchestrator_url: str = "http://127.0.0.1:8081"
+    scheduler_url: str = "http://127.0.0.1:8082"
+    disk_service_url: str = "http://127.0.0.1:8083"
+    network_service_url: str = "http://127.0.0.1:8084"
+    # How often an event stream (SSE) asks the orchestrator for new events, in seconds.
+    event_poll_interval_s: float = 0.5

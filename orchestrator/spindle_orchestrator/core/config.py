@@ -10,6 +10,7 @@ class Settings(ServiceSettings):
     service_name: str = "orchestrator"
     port: int = 8081
     scheduler_url: str = "http://127.0.0.1:8082"
+    disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
     catalog_root: Path = _REPO_CATALOG
     # IP pool the members' floating IPs come from; empty = no floating IPs.

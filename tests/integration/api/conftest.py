@@ -1,4 +1,6 @@
-"""An api-server app on a fresh database (no Consul registration: the lifespan is not entered)."""
+"""An api-server app on a fresh database (no Consul registration: the lifespan is not entered),
+in front of a real orchestrator API served on loopback from the same database (its worker is not
+running, so launched clusters stay where the test puts them)."""
 import pytest
 from fastapi.testclient import TestClient
 
@@ -8,12 +10,30 @@ from spindle_api.models import User
 from spindle_api.tokens import issue_token
 from spindle_common import migrations
 from spindle_common.db import session_factory
+from spindle_orchestrator.core.config import Settings as OrchestratorSettings
+from spindle_orchestrator.main import build_app as build_orchestrator
+from tests.support.live_server import serve
 
 
 @pytest.fixture
-def api(fresh_database, consul_url):
+def internal_token(platform_env) -> str:
+    """The running platform's token: the scheduler (placement dry-runs) is the platform's own."""
+    return platform_env["SPINDLE_INTERNAL_TOKEN"]
+
+
+@pytest.fixture
+def orchestrator_url(fresh_database, internal_token):
+    migrations.upgrade("spindle_orchestrator", fresh_database)
+    with serve(build_orchestrator(OrchestratorSettings(database_url=fresh_database,
+                                                       internal_token=internal_token))) as url:
+        yield url
+
+
+@pytest.fixture
+def api(fresh_database, consul_url, orchestrator_url, internal_token):
     migrations.upgrade("spindle_api", fresh_database)
-    app = build_app(Settings(database_url=fresh_database, consul_url=consul_url))
+    app = build_app(Settings(database_url=fresh_database, consul_url=consul_url, orchestrator_url=orchestrator_url,
+                             internal_token=internal_token))
     return TestClient(app)
 
 

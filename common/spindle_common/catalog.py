@@ -1,0 +1,188 @@
+"""The product catalog: ``catalog/<product>/<version>/manifest.json``, loaded and checked once.
+
+A manifest describes a product's roles (resources, ports, health check, templated command, env
+and files) and the JSON Schema (Draft 2020-12) of its launch options. A broken manifest fails at
+load, naming its file and field; bad launch options are an ``INVALID_OPTIONS`` error listing each
+problem by path.
+"""
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from spindle_common.errors import ApiError
+
+DISK_CLASSES = ("hdd", "ssd", "nvme")
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+
+# The shape every manifest must have (the options schema itself is checked against the meta-schema).
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "version", "description", "image", "roles", "options_schema"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
+        "version": {"type": "string", "pattern": "^[0-9A-Za-z][0-9A-Za-z.-]*$"},
+        "description": {"type": "string", "minLength": 1},
+        "image": {"type": "string", "minLength": 1},
+        "options_schema": {"type": "object"},
+        "roles": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["count", "cpus", "mem_mb"],
+                "properties": {
+                    "count": {
+                        "type": "object", "additionalProperties": False, "required": ["default", "min", "max"],
+                        "properties": {k: {"type": "integer", "minimum": 0} for k in ("default", "min", "max")},
+                    },
+                    "cpus": {"type": "number", "exclusiveMinimum": 0},
+                    "mem_mb": {"type": "integer", "minimum": 16},
+                    "disks": {
+                        "type": "object", "additionalProperties": False,
+                        "properties": {c: {"type": "integer", "minimum": 0} for c in DISK_CLASSES},
+                    },
+                    "ports": {"type": "array", "items": {
+                        "type": "object", "additionalProperties": False, "required": ["name", "port"],
+                        "properties": {"name": {"type": "string"},
+                                       "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                       "protocol": {"enum": ["tcp", "udp"]}, "ui": {"type": "boolean"}},
+                    }},
+                    "health": {
+                        "type": "object", "additionalProperties": False,
+                        "properties": {"command": _STRINGS,
+                                       "tcp_port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                       "timeout_seconds": {"type": "number", "exclusiveMinimum": 0}},
+                        "oneOf": [{"required": ["command"]}, {"required": ["tcp_port"]}],
+                    },
+                    "command": _STRINGS,
+                    "env": _STRING_MAP,
+                    "files": _STRING_MAP,
+                },
+            },
+        },
+    },
+}
+_MANIFEST_VALIDATOR = Draft202012Validator(MANIFEST_SCHEMA)
+
+
+class CatalogError(ValueError):
+    """A manifest in the catalog is broken; the message names the file and the field."""
+
+
+def _dotted(path: Any) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+@dataclass
+class Catalog:
+    """Every product version in the catalog, by product name then version."""
+
+    root: Path
+    products: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """All manifests, sorted by product and version."""
+        return [self.products[p][v] for p in sorted(self.products) for v in sorted(self.products[p])]
+
+    def get(self, product: str, version: str) -> dict[str, Any]:
+        """The manifest of ``product`` ``version``; a 404 naming what the catalog has otherwise."""
+        versions = self.products.get(product)
+        if versions is None:
+            raise ApiError(404, "PRODUCT_NOT_FOUND", f"no product {product!r} in the catalog",
+                           {"product": product, "products": sorted(self.products)})
+        if version not in versions:
+            raise ApiError(404, "VERSION_NOT_FOUND", f"product {product!r} has no version {version!r}",
+                           {"product": product, "version": version, "versions": sorted(versions)})
+        return versions[version]
+
+
+def load_manifest(path: Path) -> dict[str, Any]:
+    """Read and check one manifest; ``CatalogError`` names the file and the first bad field."""
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CatalogError(f"{path}: not readable JSON: {exc}") from exc
+    errors = sorted(_MANIFEST_VALIDATOR.iter_errors(manifest), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise CatalogError(f"{path}: field {_dotted(errors[0].absolute_path)}: {errors[0].message}")
+    product, version = path.parent.parent.name, path.parent.name
+    if (manifest["name"], manifest["version"]) != (product, version):
+        raise CatalogError(f"{path}: field name/version: {manifest['name']} {manifest['version']} "
+                           f"does not match its folder {product}/{version}")
+    for role, spec in manifest["roles"].items():
+        count = spec["count"]
+        if not count["min"] <= count["default"] <= count["max"]:
+            raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default <= max")
+    try:
+        Draft202012Validator.check_schema(manifest["options_schema"])
+    except SchemaError as exc:
+        raise CatalogError(f"{path}: field options_schema.{_dotted(exc.absolute_path)}: {exc.message}") from exc
+    try:
+        validate_options(manifest, {})
+    except ApiError as exc:
+        raise CatalogError(f"{path}: field options_schema: its defaults are not valid options: "
+                           f"{exc.details['errors']}") from exc
+    return manifest
+
+
+def load_catalog(root: Path | str) -> Catalog:
+    """Load and check every ``<root>/<product>/<version>/manifest.json``."""
+    catalog = Catalog(Path(root))
+    for path in sorted(Path(root).glob("*/*/manifest.json")):
+        manifest = load_manifest(path)
+        catalog.products.setdefault(manifest["name"], {})[manifest["version"]] = manifest
+    return catalog
+
+
+def _apply_defaults(schema: dict[str, Any], instance: dict[str, Any]) -> None:
+    """Fill in the schema's ``default``s, descending into object properties (absent objects are
+    created only when something inside them has a default)."""
+    for name, sub in schema.get("properties", {}).items():
+        if not isinstance(sub, dict):
+            continue
+        if name not in instance and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if "properties" in sub:
+            child = instance.get(name, {})
+            if isinstance(child, dict):
+                _apply_defaults(sub, child)
+                if child or name in instance:
+                    instance[name] = child
+
+
+def validate_options(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The launch options with the schema's defaults applied; 422 ``INVALID_OPTIONS`` listing every
+    problem (path and message) when they do not fit the product's options schema."""
+    resolved = copy.deepcopy(options)
+    if isinstance(resolved, dict):
+        _apply_defaults(manifest["options_schema"], resolved)
+    validator = Draft202012Validator(manifest["options_schema"])
+    errors = sorted(validator.iter_errors(resolved), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise ApiError(422, "INVALID_OPTIONS",
+                       f"the options do not fit {manifest['name']} {manifest['version']}",
+                       {"errors": [{"path": _dotted(e.absolute_path), "message": e.message} for e in errors]})
+    return resolved
+
+
+def member_requests(manifest: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each member's role and resources (count, cpus, mem_mb, disks by class) from resolved options,
+    falling back to the manifest's role defaults."""
+    members = []
+    for role, spec in manifest["roles"].items():
+        chosen = options.get("roles", {}).get(role, {})
+        disks = {k: v for k, v in {**spec.get("disks", {}), **chosen.get("disks", {})}.items() if v}
+        for index in range(1, chosen.get("count", spec["count"]["default"]) + 1):
+            members.append({"role": role, "index": index, "cpus": float(chosen.get("cpus", spec["cpus"])),
+                            "mem_mb": int(chosen.get("mem_mb", spec["mem_mb"])), "disks": disks})
+    return members

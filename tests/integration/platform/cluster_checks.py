@@ -1,0 +1,52 @@
+"""Checks shared by the end-to-end cluster tests on the running platform."""
+import time
+
+import dns.resolver
+import docker
+
+from spindle_client.client import SpindleClient
+from spindle_common.clients import DiskClient, NetworkClient
+from spindle_common.errors import ApiError
+
+RESOLVER = dns.resolver.Resolver(configure=False)
+RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
+
+
+def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], timeout: float = 300) -> dict:
+    """Poll the cluster through the public API until it is in one of ``states``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        cluster = client.cluster(cluster)
+        if cluster["state"] in states:
+            return cluster
+        if time.monotonic() > deadline:
+            raise AssertionError(f"cluster stuck in {cluster['state']} after {timeout:.0f} s: {cluster}")
+        time.sleep(0.5)
+
+
+def assert_nothing_left(platform_env: dict, cluster: dict) -> None:
+    """No container of the cluster, no IP or DNS name of its members, every disk wiped and free."""
+    token = platform_env["SPINDLE_INTERNAL_TOKEN"]
+    containers = docker.from_env().containers.list(all=True, filters={"label": f"io.spindle.cluster={cluster['id']}"})
+    assert containers == [], [c.name for c in containers]
+    members = [m["member_id"] for m in cluster["members"]]
+    with NetworkClient("http://127.0.0.1:8084", token, actor="test", role="admin") as network, \
+            DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as disks:
+        for member in members:
+            try:
+                held = network.request("GET", "/allocations", params={"owner": member})
+            except ApiError as exc:  # NOT_ALLOCATED
+                assert exc.status == 404, exc
+                held = []
+            assert held == [], f"{member} still holds {held}"
+        for member in cluster["members"]:
+            if member["dns_name"]:
+                try:
+                    RESOLVER.resolve(member["dns_name"], "A")
+                    raise AssertionError(f"{member['dns_name']} still resolves")
+                except dns.resolver.NXDOMAIN:
+                    pass
+        deadline = time.monotonic() + 120
+        while (held := [d for m in members for d in disks.disks(owner=m)]) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert held == [], f"disks not wiped and free: {held}"
