@@ -1,5 +1,6 @@
 """Checks shared by the end-to-end cluster tests on the running platform."""
 import time
+from pathlib import Path
 
 import dns.resolver
 import docker
@@ -24,8 +25,24 @@ def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], 
         time.sleep(0.5)
 
 
+def running_executors(member_ids: list[str]) -> set[str]:
+    """Ids of the Mesos executors with a live process (on this machine's embedded agent) for these members."""
+    executors = set()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        executor = next((v[len(b"MESOS_EXECUTOR_ID="):].decode() for v in environ
+                         if v.startswith(b"MESOS_EXECUTOR_ID=")), None)
+        if executor and any(executor.startswith(f"{m}.") for m in member_ids):
+            executors.add(executor)
+    return executors
+
+
 def assert_nothing_left(platform_env: dict, cluster: dict) -> None:
-    """No container of the cluster, no IP or DNS name of its members, every disk wiped and free."""
+    """No container or executor process of the cluster, no IP or DNS name of its members, every
+    disk wiped and free."""
     token = platform_env["SPINDLE_INTERNAL_TOKEN"]
     containers = docker.from_env().containers.list(all=True, filters={"label": f"io.spindle.cluster={cluster['id']}"})
     assert containers == [], [c.name for c in containers]
@@ -46,6 +63,10 @@ def assert_nothing_left(platform_env: dict, cluster: dict) -> None:
                     raise AssertionError(f"{member['dns_name']} still resolves")
                 except dns.resolver.NXDOMAIN:
                     pass
+        deadline = time.monotonic() + 30
+        while running_executors(members) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert running_executors(members) == set(), "executors exit once their tasks ended"
         deadline = time.monotonic() + 120
         while (held := [d for m in members for d in disks.disks(owner=m)]) and time.monotonic() < deadline:
             time.sleep(0.5)

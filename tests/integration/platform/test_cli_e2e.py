@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tests.conftest import REPO
-from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.integration.platform.cluster_checks import assert_nothing_left, running_executors, wait_settled
 from tests.support.live_users import API_URL, live_user
 
 
@@ -50,6 +50,7 @@ def test_cli_launches_follows_shows_and_deletes_a_cluster(user, spindle, platfor
         assert [c["id"] for c in listed] == [cluster_id]
         shown = spindle("show", cluster_id)
         assert shown.returncode == 0 and "state    RUNNING" in shown.stdout and shown.stdout.count("TASK_RUNNING") == 2
+        assert len(running_executors([f"{cluster_id}-server-1", f"{cluster_id}-server-2"])) == 2
         events = json.loads(spindle("events", cluster_id, "--json").stdout)
         assert [e["state"] for e in events if e["step"] == "cluster"][-1] == "RUNNING"
     finally:
