@@ -49,7 +49,7 @@ class ConsulClient:
             "Meta": meta or {},
         }
         if check:
-            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}
+            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}  # check may set Interval
         self._http.put("/v1/agent/service/register", json=body).raise_for_status()
 
     @staticmethod
@@ -57,8 +57,8 @@ class ConsulClient:
         return {"Name": f"HTTP {url}", "HTTP": url}
 
     @staticmethod
-    def tcp_check(address: str, port: int) -> dict[str, Any]:
-        return {"Name": f"TCP {address}:{port}", "TCP": f"{address}:{port}"}
+    def tcp_check(address: str, port: int, interval: str = "5s") -> dict[str, Any]:
+        return {"Name": f"TCP {address}:{port}", "TCP": f"{address}:{port}", "Interval": interval}
 
     def deregister_service(self, service_id: str) -> None:
         self._http.put(f"/v1/agent/service/deregister/{service_id}").raise_for_status()

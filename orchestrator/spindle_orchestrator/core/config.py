@@ -19,4 +19,4 @@ class Settings(ServiceSettings):
     scheduling_timeout_s: float = 120.0
     deploying_timeout_s: float = 600.0
     configuring_timeout_s: float = 120.0
-    poll_interval_s: float = 0.5
+    poll_interval_s: float = 0.25

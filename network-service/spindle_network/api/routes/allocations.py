@@ -29,7 +29,8 @@ def allocate(body: AllocationRequest, session: SessionDep, consul: ConsulDep, _:
     if not created:
         response.status_code = 200
     if body.dns_service and body.dns_name:
-        check = consul.tcp_check(str(ip.address), body.health_tcp_port) if body.health_tcp_port else None
+        # Every second: a launch waits for the first passing check before the member's name resolves.
+        check = consul.tcp_check(str(ip.address), body.health_tcp_port, interval="1s") if body.health_tcp_port else None
         consul.register_service(name=body.dns_service, service_id=dns_service_id(body.owner), address=str(ip.address),
                                 port=body.health_tcp_port or 0, check=check, tags=[body.dns_name, "spindle-member"])
         ip.dns_service, ip.dns_name = body.dns_service, body.dns_name
