@@ -93,6 +93,10 @@ class SchedulerClient(ServiceClient):
     def launch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         return self.request("POST", "/launches", json=body)
 
+    def unfinished_clusters(self, origin: str) -> dict[str, int]:
+        """Clusters ``origin`` launched that still have tasks not terminal: id → how many."""
+        return self.request("GET", "/clusters", params={"origin": origin})
+
     def tasks(self, cluster_id: str) -> list[dict[str, Any]]:
         return self.request("GET", f"/clusters/{cluster_id}/tasks")
 

@@ -103,7 +103,7 @@ class Lifecycle:
             session.add(row)
         try:
             self.scheduler.launch({"cluster_id": cluster.id, "strategy": cluster.options.get("strategy", "spread"),
-                                   "members": specs})
+                                   "members": specs, "origin": self.settings.origin})
         except ApiError as exc:
             if exc.code != "CLUSTER_EXISTS":  # CLUSTER_EXISTS: we launched before a crash; carry on
                 return self._fail(session, cluster, "SCHEDULER_REJECTED", f"{exc.code}: {exc.message}")
@@ -187,6 +187,21 @@ class Lifecycle:
             if member.state not in TASK_TERMINAL:
                 member.state = "TASK_KILLED"
         return True
+
+    def sweep(self) -> list[str]:
+        """Kill what the scheduler still runs for clusters this orchestrator has destroyed or does
+        not know; their tasks' disks, IPs and containers are released as the tasks end."""
+        unfinished = self.scheduler.unfinished_clusters(self.settings.origin)
+        if not unfinished:
+            return []
+        with self.sessions() as session:
+            known = dict(session.execute(select(Cluster.id, Cluster.state).where(Cluster.id.in_(unfinished))).all())
+        orphans = sorted(c for c in unfinished if known.get(c, DESTROYED) == DESTROYED)
+        for cluster_id in orphans:
+            log.warning("cluster %s: %d tasks still run but the cluster is %s here; killing them", cluster_id,
+                        unfinished[cluster_id], known.get(cluster_id, "unknown"))
+            self.scheduler.kill(cluster_id)
+        return orphans
 
     def _destroy(self, session: Session, cluster: Cluster) -> None:
         if self._release_all(session, cluster):

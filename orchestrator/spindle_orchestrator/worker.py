@@ -1,10 +1,12 @@
 """The orchestrator's worker loop: advance every cluster that has work left, forever.
 
 Restarting the orchestrator is the reconciler for its own crashes: the loop picks every
-non-final cluster up again from its committed state.
+non-final cluster up again from its committed state. A sweep (at start, then every
+``sweep_interval_s``) kills tasks the scheduler still runs for clusters destroyed or unknown here.
 """
 import logging
 import threading
+import time
 from contextlib import contextmanager
 
 from fastapi import FastAPI
@@ -40,7 +42,14 @@ def clusters_with_work(lifecycle: Lifecycle) -> list[str]:
 
 
 def run_loop(lifecycle: Lifecycle, stop: threading.Event) -> None:
+    next_sweep = time.monotonic()  # first right after a start: that is when a crash may have left orphans
     while not stop.is_set():
+        if time.monotonic() >= next_sweep:
+            next_sweep = time.monotonic() + lifecycle.settings.sweep_interval_s
+            try:
+                lifecycle.sweep()
+            except Exception:
+                log.exception("sweeping for orphaned tasks failed; retrying next round")
         try:
             for cluster_id in clusters_with_work(lifecycle):
                 try:

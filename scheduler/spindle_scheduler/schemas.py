@@ -48,6 +48,8 @@ class LaunchIn(BaseModel):
     strategy: str = Field(default="spread", pattern="^(spread|pack)$")
     preferred_hosts: list[str] = []
     members: list[MemberIn] = Field(min_length=1, max_length=1000)
+    origin: str | None = Field(default=None, max_length=200,
+                               description="who launched it (an orchestrator instance), to find its clusters again")
 
 
 class TaskOut(BaseModel):

@@ -46,6 +46,16 @@ class TaskStore:
         with self.sessions() as session:
             return list(session.scalars(select(Task).where(Task.state.not_in(TERMINAL_STATES | {"PENDING"}))))
 
+    def unfinished_clusters(self, origin: str) -> dict[str, int]:
+        """Cluster id → tasks not yet terminal (launched or waiting), of clusters launched by ``origin``."""
+        with self.sessions() as session:
+            tasks = session.scalars(select(Task).where(Task.state.not_in(TERMINAL_STATES)))
+            counts: dict[str, int] = {}
+            for task in tasks:
+                if task.request.get("origin") == origin:
+                    counts[task.cluster_id] = counts.get(task.cluster_id, 0) + 1
+            return counts
+
     def set(self, task_id: str, **fields: Any) -> None:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.task_id == task_id).values(**fields))

@@ -1,6 +1,8 @@
 """orchestrator settings (environment variables prefixed ``SPINDLE_``)."""
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+
 from spindle_common.settings import ServiceSettings
 
 _REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
@@ -20,3 +22,12 @@ class Settings(ServiceSettings):
     deploying_timeout_s: float = 600.0
     configuring_timeout_s: float = 120.0
     poll_interval_s: float = 0.25
+    # How often the worker looks for tasks the scheduler still runs for clusters this
+    # orchestrator's database has settled or does not know (e.g. after restoring a backup).
+    sweep_interval_s: float = 30.0
+
+    @property
+    def origin(self) -> str:
+        """This orchestrator's name for the scheduler: its database (one database, one set of clusters)."""
+        url = make_url(self.database_url)
+        return f"orchestrator@{url.host}:{url.port or 5432}/{url.database}"

@@ -22,11 +22,17 @@ def launch(body: LaunchIn, request: Request, _: ServiceCaller) -> list[TaskOut]:
                        {"tasks": [t.task_id for t in existing]})
     tasks = [Task(task_id=new_task_id(m.member_id), cluster_id=body.cluster_id, member_id=m.member_id,
                   request={**m.model_dump(exclude={"member_id"}), "strategy": body.strategy,
-                           "preferred_hosts": body.preferred_hosts},
+                           "preferred_hosts": body.preferred_hosts, "origin": body.origin},
                   state="PENDING", message="waiting for an offer", disk_roots=[], kill_requested=False)
              for m in body.members]
     fw.store.add(tasks)
     return [TaskOut.of(t) for t in tasks]
+
+
+@router.get("/clusters")
+def unfinished_clusters(origin: str, request: Request, _: ServiceCaller) -> dict[str, int]:
+    """Clusters launched by ``origin`` that still have tasks not terminal: cluster id → how many."""
+    return framework(request).store.unfinished_clusters(origin)
 
 
 @router.get("/clusters/{cluster_id}/tasks")
