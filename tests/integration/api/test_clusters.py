@@ -75,6 +75,10 @@ def test_others_clusters_are_404_and_admins_see_all(api, make_user):
     assert api.get("/clusters/bob", headers=bearer(bob)).json()["items"] == []
     assert api.get(location, headers=bearer(admin)).status_code == 200
     assert [c["id"] for c in api.get("/clusters/alice", headers=bearer(admin)).json()["items"]] == [cluster_id]
+    launch(api, bob)
+    everyone = api.get("/admin/clusters", headers=bearer(admin)).json()["items"]
+    assert sorted(c["owner"] for c in everyone) == ["alice", "bob"]
+    assert api.get("/admin/clusters", headers=bearer(alice)).status_code == 403
 
 
 def test_listing_filters_and_pages(api, make_user):

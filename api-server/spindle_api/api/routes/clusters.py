@@ -25,6 +25,8 @@ STATES = "PENDING|QUEUED|SCHEDULING|DEPLOYING|CONFIGURING|RUNNING|FAILED|DESTROY
 SETTLED = ("RUNNING", "FAILED", "DESTROYED")
 # Seconds between SSE comments that keep idle proxies from closing the stream.
 KEEPALIVE_S = 15.0
+StateFilter = Annotated[str | None, Query(pattern=f"^({STATES})$")]
+PageSize = Annotated[int, Query(ge=1, le=500)]
 
 
 def _not_found(username: str, cluster_id: str) -> ApiError:
@@ -55,12 +57,17 @@ def visible_cluster(orchestrator: ServiceClient, user: User, username: str, prod
 
 @router.get("/{username}")
 def list_clusters(username: str, user: CurrentUser, orchestrator: OrchestratorDep,
-                  state: Annotated[str | None, Query(pattern=f"^({STATES})$")] = None,
-                  product: str | None = None, page_size: Annotated[int, Query(ge=1, le=500)] = 50,
+                  state: StateFilter = None, product: str | None = None, page_size: PageSize = 50,
                   page_token: str | None = None) -> ClusterPage:
     """The user's clusters (filtered by state and product); pass ``next_page_token`` back as ``page_token`` for more."""
     _check_username(user, username)
-    params = {"owner": username, "state": state, "product": product, "page_size": page_size, "page_token": page_token}
+    return cluster_page(orchestrator, username, state, product, page_size, page_token)
+
+
+def cluster_page(orchestrator: ServiceClient, owner: str | None, state: str | None, product: str | None,
+                 page_size: int, page_token: str | None) -> dict[str, Any]:
+    """One page of clusters (of ``owner``, or everyone's), as the orchestrator lists them."""
+    params = {"owner": owner, "state": state, "product": product, "page_size": page_size, "page_token": page_token}
     return orchestrator.request("GET", "/clusters", params={k: v for k, v in params.items() if v is not None})
 
 
