@@ -61,7 +61,10 @@ class ConsulClient:
         return {"Name": f"TCP {address}:{port}", "TCP": f"{address}:{port}", "Interval": interval}
 
     def deregister_service(self, service_id: str) -> None:
-        self._http.put(f"/v1/agent/service/deregister/{service_id}").raise_for_status()
+        """Remove a service; one that is already gone (404) is fine: callers may race to remove it."""
+        response = self._http.put(f"/v1/agent/service/deregister/{service_id}")
+        if response.status_code != 404:
+            response.raise_for_status()
 
     def service_health(self, name: str) -> list[dict[str, Any]]:
         """Health entries (node, service, checks) of every instance of ``name``."""

@@ -56,8 +56,10 @@ def allocate(session: Session, pool_name: str, owner: str) -> tuple[FloatingIp, 
     raise ApiError(503, "ALLOCATION_CONTENDED", "too many concurrent requests for this pool, retry", {"pool": pool_name})
 
 
-def owned(session: Session, owner: str) -> list[FloatingIp]:
-    rows = list(session.scalars(select(FloatingIp).where(FloatingIp.owner == owner)))
+def owned(session: Session, owner: str, lock: bool = False) -> list[FloatingIp]:
+    """The owner's IPs (``lock``: row-locked, so concurrent releases of one owner take turns)."""
+    query = select(FloatingIp).where(FloatingIp.owner == owner)
+    rows = list(session.scalars(query.with_for_update() if lock else query))
     if not rows:
         raise ApiError(404, "NOT_ALLOCATED", f"{owner} holds no floating IP", {"owner": owner})
     return rows

@@ -8,6 +8,7 @@ task held (disks are wiped, IPs freed, containers removed).
 import copy
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ class SpindleFramework(Scheduler):
         self.launcher = launcher
         self.release = release  # frees what a terminal task held (disks, IP, container)
         self.refuse_seconds = refuse_seconds
+        self.release_retry_s = 1.0  # first retry delay when freeing an ended task's resources fails
         self.lock = threading.Lock()
         self.reconciled = threading.Event()
         # The latest offer of each node, as it was before this framework used any of it (dry runs).
@@ -93,11 +95,33 @@ class SpindleFramework(Scheduler):
         self.store.set(task_id, state=state, message=(update.get("message") or "")[:2000])
         log.info("task %s: %s %s", task_id, state, update.get("message", ""))
         if state in TERMINAL_STATES:
-            self.release(task)
+            self._release_soon(task)
         elif task.kill_requested:
             driver.killTask({"value": task_id})
         # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
         # only after the new state is persisted.
+
+    def _release_soon(self, task, attempts: int = 6) -> None:
+        """Free what an ended task held; if a service is briefly away, retry in the background
+        (1, 2, 4 … s) rather than fail the driver's event thread, which would stop the framework."""
+        try:
+            self.release(task)
+            return
+        except Exception:
+            log.exception("releasing %s failed; retrying in the background", task.task_id)
+
+        def retry() -> None:
+            for attempt in range(attempts):
+                time.sleep(self.release_retry_s * 2 ** attempt)
+                try:
+                    self.release(task)
+                    return
+                except Exception:
+                    log.exception("releasing %s failed (attempt %d of %d)", task.task_id, attempt + 1, attempts)
+            log.error("giving up releasing %s: its disks and IP stay held (release them with disk-service and "
+                      "network-service's /allocations/release)", task.task_id)
+
+        threading.Thread(target=retry, name=f"release-{task.task_id}", daemon=True).start()
 
     def kill_cluster(self, driver, cluster_id: str) -> None:
         """Kill every task of a cluster; tasks never launched just end (under the offer lock, so

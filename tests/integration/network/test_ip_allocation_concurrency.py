@@ -38,3 +38,20 @@ def test_fifty_requests_for_the_last_ten_ips(live_url):
             for owner in early + [r.json()["owner"] for r in responses if r.status_code == 201]:
                 assert admin.post("/allocations/release", headers=SERVICE, json={"owner": owner}).status_code == 200
             assert admin.get("/pools/race", headers=ADMIN).json()["floating_used"] == 0
+
+
+def test_concurrent_releases_of_one_owner_with_a_dns_name_all_succeed(live_url):
+    """The orchestrator and the scheduler both release an ended member: neither may fail (a 500
+    here once stopped the scheduler's framework)."""
+    with httpx.Client(base_url=live_url, timeout=60) as admin:
+        assert admin.post("/pools", headers=ADMIN, json={"name": "rel", "cidr": "172.31.207.0/27"}).status_code == 201
+        for round_ in range(10):
+            owner = f"rel-{round_}"
+            held = admin.post("/allocations", headers=SERVICE, json={
+                "owner": owner, "pool": "rel", "dns_service": "release-race", "dns_name": owner, "health_tcp_port": 80})
+            assert held.status_code == 201, held.text
+            responses = race(live_url, 8, lambda client, i: client.post(
+                "/allocations/release", headers=SERVICE, json={"owner": owner}))
+            statuses = Counter(r.status_code for r in responses)
+            assert set(statuses) <= {200, 404} and statuses[200] >= 1, (round_, statuses)
+            assert admin.get("/pools/rel", headers=ADMIN).json()["floating_used"] == 0

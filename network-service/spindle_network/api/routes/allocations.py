@@ -47,7 +47,7 @@ def owned_by(owner: str, session: SessionDep, _: ServiceOrAdmin) -> list[IpOut]:
 def release(body: ReleaseRequest, session: SessionDep, docker: DockerDep, consul: ConsulDep,
             _: ServiceOrAdmin) -> list[IpOut]:
     """Free every IP the owner holds: detach it from its container, drop its DNS name."""
-    rows = allocation.owned(session, body.owner)
+    rows = allocation.owned(session, body.owner, lock=True)
     for ip in rows:
         if ip.container:
             detach(docker, session.get(Pool, ip.pool_id).docker_network, ip.container)
