@@ -3,7 +3,7 @@
 
 test: up
 	.venv/bin/pytest
-	cd web-ui && npm run lint && npm test
+	cd web-ui && npm run lint && npm test && npm run e2e
 
 unit:
 	.venv/bin/pytest tests/unit

@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 // The api-server serves the build under /ui/; the API itself stays at the origin's root.
 const API_SERVER = 'http://127.0.0.1:8080';
-const API_PATHS = ['/status'];
+const API_PATHS = ['/status', '/me', '/products', '/clusters', '/capacity', '/admin'];
 
 export default defineConfig({
   base: '/ui/',
@@ -15,6 +15,7 @@ export default defineConfig({
   },
   test: {
     environment: 'jsdom',
+    include: ['src/**/*.test.{ts,tsx}'], // e2e/ holds the Playwright tests (npm run e2e)
     setupFiles: ['./src/testing/setup.ts'],
     restoreMocks: true,
     unstubGlobals: true,

@@ -4,7 +4,7 @@ WEB_UI_DIR="$SPINDLE_ROOT/web-ui"
 
 # web_ui_sources_hash -> one hash over every source file (paths and contents) and package-lock.json.
 web_ui_sources_hash() {
-  (cd "$WEB_UI_DIR" && find . \( -path ./node_modules -o -path ./dist \) -prune -o -type f -print0 \
+  (cd "$WEB_UI_DIR" && find . \( -path ./node_modules -o -path ./dist -o -path ./test-output \) -prune -o -type f -print0 \
     | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
 }
 
@@ -17,7 +17,7 @@ build_web_ui() {
   sha="$(web_ui_sources_hash)"
   if [[ -f "$WEB_UI_DIR/dist/index.html" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
   log "building the web UI (npm ci && npm run build, log: $build_log)"
-  (cd "$WEB_UI_DIR" && npm ci --no-audit --no-fund && npm run build) >>"$build_log" 2>&1 \
+  (cd "$WEB_UI_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund && npm run build) >>"$build_log" 2>&1 \
     || die "web UI build failed, see $build_log"
   echo "$sha" > "$stamp"
   log "web UI built into $WEB_UI_DIR/dist"

@@ -1,5 +1,6 @@
 // Typed fetch client for the Spindle REST API (same origin as the UI).
 // Every failure becomes an ApiError carrying the platform's error envelope as it is.
+import { getToken } from './session';
 
 export type ApiErrorDetails = Record<string, unknown>;
 
@@ -42,7 +43,7 @@ async function readJson(response: Response): Promise<unknown> {
 }
 
 /** Turns a non-2xx response into an ApiError, using the envelope when the body has one. */
-async function errorFromResponse(response: Response): Promise<ApiError> {
+export async function errorFromResponse(response: Response): Promise<ApiError> {
   const body = await readJson(response);
   if (isErrorEnvelope(body)) {
     const { code, message, details } = body.error;
@@ -54,8 +55,9 @@ async function errorFromResponse(response: Response): Promise<ApiError> {
 
 /** Calls the API at `path` and returns its JSON body typed as `T`; throws ApiError on failure. */
 export async function apiRequest<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const headers = new Headers(init.headers);
+  const headers = authHeaders(init.headers);
   headers.set('Accept', 'application/json');
+  if (init.body !== undefined && !headers.has('Content-Type')) headers.set('Content-Type', 'application/json');
   let response: Response;
   try {
     response = await fetch(path, { ...init, headers });
@@ -64,9 +66,23 @@ export async function apiRequest<T>(path: string, init: RequestInit = {}): Promi
     throw new ApiError(0, 'NETWORK_ERROR', `cannot reach the Spindle API: ${reason}`);
   }
   if (!response.ok) throw await errorFromResponse(response);
+  if (response.status === 204) return undefined as T;
   const body = await readJson(response);
   if (body === undefined) {
     throw new ApiError(response.status, 'INVALID_RESPONSE', `the API answered ${path} with a body that is not JSON`);
   }
   return body as T;
+}
+
+/** `init` headers plus the signed-in user's token, when there is one. */
+export function authHeaders(init?: HeadersInit): Headers {
+  const headers = new Headers(init);
+  const token = getToken();
+  if (token) headers.set('Authorization', `Bearer ${token}`);
+  return headers;
+}
+
+/** JSON body for POST/PATCH calls. */
+export function jsonBody(method: 'POST' | 'PATCH' | 'DELETE', body?: unknown): RequestInit {
+  return body === undefined ? { method } : { method, body: JSON.stringify(body) };
 }

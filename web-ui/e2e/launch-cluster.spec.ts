@@ -1,0 +1,51 @@
+import { expect, test } from '@playwright/test';
+
+import { SHOTS, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+
+let user: { username: string; token: string };
+
+test.beforeAll(async () => {
+  user = await newUser(newAdminToken());
+});
+
+test.afterAll(async () => {
+  await destroyClusters(user.token, user.username); // whatever a failed test left behind
+});
+
+test('a user launches static-web from the catalog, watches it run, sees IPs and disks, and deletes it', async ({ page }) => {
+  await signIn(page, user.token);
+  await expect(page.getByText(user.username)).toBeVisible();
+  await expect(page.getByRole('listitem', { name: 'product spark' })).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/catalog.png`, fullPage: true });
+
+  await page.getByRole('link', { name: 'Launch static-web 1.0' }).click();
+  await page.getByLabel('Count').fill('2');
+  await expect(page.getByTestId('free-hdd')).toContainText('free');
+  await page.getByLabel('Count').fill('9');
+  await expect(page.getByText('Count must be at most 5')).toBeVisible(); // the schema's bound, before any request
+  await page.getByLabel('Count').fill('2');
+  await page.getByRole('button', { name: 'Preview placement' }).click();
+  await expect(page.getByRole('status', { name: 'placement preview' })).toContainText('2 members placed');
+  await page.screenshot({ path: `${SHOTS}/launch-form.png`, fullPage: true });
+  await page.getByRole('button', { name: 'Confirm launch' }).click();
+
+  await expect(page).toHaveURL(new RegExp(`/ui/clusters/${user.username}/static-web/1.0/`));
+  await expect(page.getByTestId('cluster-state')).toHaveText('RUNNING', { timeout: 120_000 });
+  await expect(page.getByRole('list', { name: 'timeline' })).toContainText('CONFIGURING');
+  const ips = await page.getByTestId('member-ip').allTextContents();
+  expect(ips).toHaveLength(2);
+  for (const ip of ips) expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  const disks = await page.getByTestId('member-disk').allTextContents();
+  expect(disks).toHaveLength(2);
+  for (const disk of disks) expect(disk).toMatch(/^\/data\/1: \/dev\/loop\d+ hdd \d+\.\d GiB$/);
+  await expect(page.getByRole('table', { name: 'members' })).toContainText('.service.spindle');
+  await page.screenshot({ path: `${SHOTS}/cluster-detail.png`, fullPage: true });
+
+  await page.getByRole('button', { name: 'Delete cluster' }).click();
+  await page.getByRole('button', { name: 'Yes, delete it' }).click();
+  await expect(page.getByTestId('cluster-state')).toHaveText('DESTROYED', { timeout: 60_000 });
+
+  await page.getByRole('link', { name: 'My clusters' }).click();
+  await page.getByLabel('State').selectOption('DESTROYED');
+  await expect(page.getByRole('table')).toContainText('static-web 1.0');
+});

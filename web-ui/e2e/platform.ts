@@ -1,0 +1,67 @@
+// Users and clean-up for the browser tests, through the platform's own API and CLI tools.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Page } from '@playwright/test';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const STATE_DIR = process.env.SPINDLE_STATE_DIR ?? '/var/lib/spindle';
+export const API = process.env.SPINDLE_URL ?? 'http://127.0.0.1:8080';
+export const SHOTS = join(REPO, 'web-ui', 'test-output', 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+
+function platformEnv(): Record<string, string> {
+  const lines = readFileSync(join(STATE_DIR, 'spindle.env'), 'utf8').split('\n');
+  return Object.fromEntries(lines.filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+/** A new admin, made the way deploy makes the first one; returns its token. */
+export function newAdminToken(): string {
+  const username = `e2e-admin-${randomBytes(4).toString('hex')}`;
+  const out = execFileSync(join(REPO, '.venv', 'bin', 'spindle-bootstrap-admin'), ['--username', username], {
+    env: { ...process.env, ...platformEnv() },
+  });
+  return out.toString().trim();
+}
+
+export async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${API}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A new ordinary user, created by an admin through the API; returns username and token. */
+export async function newUser(adminToken: string): Promise<{ username: string; token: string }> {
+  const username = `e2e-${randomBytes(4).toString('hex')}`;
+  return api(adminToken, 'POST', '/admin/users', { username });
+}
+
+type Cluster = { id: string; owner: string; product: string; version: string; state: string };
+
+/** Deletes every cluster of `username` that is not destroyed yet and waits until they are. */
+export async function destroyClusters(token: string, username: string): Promise<void> {
+  const path = (c: Cluster) => `/clusters/${c.owner}/${c.product}/${c.version}/${c.id}`;
+  const page = await api<{ items: Cluster[] }>(token, 'GET', `/clusters/${username}`);
+  const live = page.items.filter((c) => c.state !== 'DESTROYED');
+  for (const c of live) if (c.state !== 'DESTROYING') await api(token, 'DELETE', path(c));
+  for (const c of live) {
+    for (let i = 0; i < 240 && (await api<Cluster>(token, 'GET', path(c))).state !== 'DESTROYED'; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+export async function signIn(page: Page, token: string): Promise<void> {
+  await page.goto('/ui/login');
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+}

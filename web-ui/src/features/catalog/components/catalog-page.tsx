@@ -1,0 +1,42 @@
+import { Link } from 'react-router';
+
+import { EmptyState } from '@/components/ui/empty-state';
+import { ErrorAlert } from '@/components/ui/error-alert';
+import { LoadingState } from '@/components/ui/loading-state';
+import { launchPath } from '@/config/paths';
+
+import type { ProductSummary } from '../api/catalog';
+import { useProducts } from '../hooks/use-catalog';
+
+/** One card per product, its versions as links to their launch forms. */
+export function CatalogPage() {
+  const products = useProducts();
+  if (products.isPending) return <LoadingState label="Loading the catalog…" />;
+  if (products.isError) return <ErrorAlert title="Could not load the catalog" error={products.error} onRetry={() => void products.refetch()} />;
+  if (products.data.length === 0) {
+    return <EmptyState title="The catalog is empty">Add a manifest under catalog/&lt;product&gt;/&lt;version&gt;/ and restart the api-server.</EmptyState>;
+  }
+  const byName = new Map<string, ProductSummary[]>();
+  for (const p of products.data) byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
+  return (
+    <section className="page">
+      <h1>Catalog</h1>
+      <ul className="cards">
+        {[...byName.entries()].map(([name, versions]) => (
+          <li key={name} className="card" aria-label={`product ${name}`}>
+            <h2 className="card__title">{name}</h2>
+            <p>{versions.at(-1)?.description}</p>
+            <p className="muted">Roles: {versions.at(-1)?.roles.join(', ')}</p>
+            <p>
+              {versions.map((v) => (
+                <Link key={v.version} className="button button--primary" to={launchPath(v.name, v.version)}>
+                  Launch {name} {v.version}
+                </Link>
+              ))}
+            </p>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

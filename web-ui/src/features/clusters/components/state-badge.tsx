@@ -1,0 +1,7 @@
+import { Badge, type BadgeTone } from '@/components/ui/badge';
+
+const TONES: Record<string, BadgeTone> = { RUNNING: 'success', FAILED: 'danger', DESTROYED: 'neutral' };
+
+export function StateBadge({ state }: { state: string }) {
+  return <Badge tone={TONES[state] ?? 'warning'}>{state}</Badge>;
+}
