@@ -11,8 +11,8 @@ import httpx
 
 from spindle_client import credentials
 from spindle_client.client import SpindleClient, SpindleError
-from spindle_client.commands import (cmd_clusters, cmd_delete, cmd_events, cmd_launch, cmd_products, cmd_show,
-                                     parse_opts)
+from spindle_client.commands import (cmd_clusters, cmd_delete, cmd_events, cmd_jobs, cmd_launch, cmd_products,
+                                     cmd_show, cmd_submit, parse_opts)
 from spindle_client.status import service_statuses
 
 
@@ -71,6 +71,19 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "events":
             command.add_argument("--follow", action="store_true", help="live progress until the cluster settles")
         command.set_defaults(func=api_command(func))
+    submit = sub.add_parser("submit", parents=[machine], help="run a driver program against a running cluster")
+    submit.add_argument("cluster_id")
+    submit.add_argument("main", help="the driver program, e.g. wordcount.py")
+    submit.add_argument("args", nargs="*", help="its arguments (after --)")
+    submit.add_argument("--file", action="append", default=[], help="another file it needs (.py, .so, data)")
+    submit.add_argument("--wait", action="store_true", help="wait for the end, print its output, exit like it")
+    submit.add_argument("--user", help="the cluster's owner (admins)")
+    submit.set_defaults(func=api_command(cmd_submit))
+    jobs = sub.add_parser("jobs", parents=[machine], help="a cluster's jobs, or one job with its logs")
+    jobs.add_argument("cluster_id")
+    jobs.add_argument("job_id", nargs="?")
+    jobs.add_argument("--user", help="the cluster's owner (admins)")
+    jobs.set_defaults(func=api_command(cmd_jobs))
     return parser
 
 

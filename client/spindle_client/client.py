@@ -1,6 +1,8 @@
 """A small typed client of Spindle's public REST API (used by the CLI and the tests)."""
+import base64
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -98,6 +100,31 @@ class SpindleClient:
                 response.read()
                 _answer(response)
             yield from parse_sse(response.iter_lines())
+
+
+    # --- jobs ----------------------------------------------------------------------------------------
+    def submit(self, cluster: dict[str, Any], main: Path, files: list[Path] = (), args: list[str] = ()) -> dict[str, Any]:
+        """Run the driver program ``main`` (with ``files`` beside it) against a RUNNING cluster."""
+        uploads = {p.name: base64.b64encode(p.read_bytes()).decode() for p in [main, *files]}
+        return self._call("POST", f"{cluster_path(cluster)}/jobs",
+                          json={"main": main.name, "args": list(args), "files": uploads})
+
+    def jobs(self, cluster: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._call("GET", f"{cluster_path(cluster)}/jobs")
+
+    def job(self, cluster: dict[str, Any], job_id: str) -> dict[str, Any]:
+        """The job with its driver's stdout and stderr."""
+        return self._call("GET", f"{cluster_path(cluster)}/jobs/{job_id}")
+
+    def job_output(self, cluster: dict[str, Any], job_id: str) -> bytes:
+        """What the job wrote to /job/output, as .tar.gz bytes."""
+        try:
+            response = self._http.get(f"{cluster_path(cluster)}/jobs/{job_id}/output")
+        except httpx.HTTPError as exc:
+            raise SpindleError(0, "UNREACHABLE", f"cannot reach {self._http.base_url}: {exc}") from exc
+        if not response.is_success:
+            _answer(response)
+        return response.content
 
 
 def cluster_path(cluster: dict[str, Any]) -> str:

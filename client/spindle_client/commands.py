@@ -1,6 +1,9 @@
 """What the ``spindle`` cluster commands do, given parsed arguments and a signed-in client."""
 import argparse
 import json
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from spindle_client.client import SpindleClient
@@ -110,6 +113,47 @@ def cmd_delete(args: argparse.Namespace, client: SpindleClient, username: str) -
     cluster = client.delete(client.find_cluster(username, args.cluster_id))
     _print_json(cluster) if args.json else print(f"deleting {cluster['id']}: {cluster['state']}")
     return 0
+
+
+JOB_FINISHED = ("SUCCEEDED", "FAILED", "KILLED")
+
+
+def cmd_submit(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
+    """Submit a driver program; with --wait, wait for its end, print its output and exit like it."""
+    cluster = client.find_cluster(username, args.cluster_id)
+    job = client.submit(cluster, Path(args.main), [Path(f) for f in args.file], args.args)
+    if not args.wait:
+        _print_json(job) if args.json else print(f"submitted {job['id']} to {cluster['id']}: {job['state']}")
+        return 0
+    while job["state"] not in JOB_FINISHED:
+        time.sleep(1)
+        job = client.job(cluster, job["id"])
+    return _print_job(args, client.job(cluster, job["id"]))
+
+
+def cmd_jobs(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
+    cluster = client.find_cluster(username, args.cluster_id)
+    if args.job_id:
+        return _print_job(args, client.job(cluster, args.job_id), exit_like_job=False)
+    jobs = client.jobs(cluster)
+    if args.json:
+        _print_json(jobs)
+        return 0
+    print(f"{'JOB':<14}{'STATE':<11}{'EXIT':<6}{'MAIN':<24}MESSAGE")
+    for j in jobs:
+        print(f"{j['id']:<14}{j['state']:<11}{j['exit_code'] if j['exit_code'] is not None else '-':<6}"
+              f"{j['main']:<24}{j['message']}")
+    return 0
+
+
+def _print_job(args: argparse.Namespace, job: dict[str, Any], exit_like_job: bool = True) -> int:
+    if args.json:
+        _print_json(job)
+    else:
+        print(job["stdout"], end="")
+        print(job["stderr"], end="", file=sys.stderr)
+        print(f"job {job['id']}: {job['state']} ({job['message']})", file=sys.stderr)
+    return (0 if job["state"] == "SUCCEEDED" else 1) if exit_like_job else 0
 
 
 def _follow(args: argparse.Namespace, client: SpindleClient, cluster: dict[str, Any]) -> int:

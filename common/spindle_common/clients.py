@@ -24,12 +24,18 @@ class ServiceClient:
         self.close()
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON answer (None when empty)."""
+        response = self.request_raw(method, path, **kwargs)
+        return response.json() if response.content else None
+
+    def request_raw(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The successful answer as it is (e.g. a file); errors as ``ApiError``."""
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ApiError(503, "SERVICE_UNAVAILABLE", f"{self._http.base_url} is unreachable: {exc}") from exc
         if response.is_success:
-            return response.json() if response.content else None
+            return response
         try:
             error = response.json()["error"]
         except (ValueError, KeyError, TypeError):

@@ -17,6 +17,7 @@ from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.errors import ApiError
 from spindle_orchestrator.clusters import record_event
+from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Member
 from spindle_orchestrator.render import RenderError, plan_members, render_member
@@ -43,6 +44,7 @@ class Lifecycle:
         self.network = network
         self.consul = consul
         self.disks = disks
+        self.jobs = JobRunner(sessions, settings, manifest_of, network)
 
     # --- driving ----------------------------------------------------------------------------
     def advance(self, cluster_id: str) -> None:
@@ -169,7 +171,9 @@ class Lifecycle:
 
     # --- DESTROYING / FAILED: give everything back ---------------------------------------------
     def _release_all(self, session: Session, cluster: Cluster) -> bool:
-        """Kill tasks, then (once all ended) deregister and free IPs. True when nothing is left."""
+        """Stop jobs and kill tasks, then (once all ended) deregister and free IPs. True when nothing is left."""
+        if not self.jobs.stop_cluster_jobs(session, cluster.id):
+            return False
         try:
             tasks = self.scheduler.kill(cluster.id)
         except ApiError as exc:

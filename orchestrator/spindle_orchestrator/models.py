@@ -2,7 +2,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, String, UniqueConstraint, func
+from sqlalchemy import JSON, BigInteger, ForeignKey, String, Text, UniqueConstraint, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from spindle_common.db import service_metadata
@@ -66,3 +66,26 @@ class Event(Base):
     state: Mapped[str] = mapped_column(String(32))
     message: Mapped[str] = mapped_column(String(2000), default="")
     at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class Job(Base):
+    """A driver program run against a running cluster: its files, state, logs and exit code."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    cluster_id: Mapped[str] = mapped_column(ForeignKey("clusters.id", ondelete="CASCADE"), index=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), index=True)  # PENDING | RUNNING | SUCCEEDED | FAILED | KILLED
+    main: Mapped[str] = mapped_column(String(255))  # the file the driver runs
+    args: Mapped[list[str]] = mapped_column(JSON, default=list)
+    files: Mapped[list[str]] = mapped_column(JSON, default=list)  # names under the job's /job folder
+    message: Mapped[str] = mapped_column(String(2000), default="")
+    exit_code: Mapped[int | None]
+    stdout: Mapped[str] = mapped_column(Text, default="")
+    stderr: Mapped[str] = mapped_column(Text, default="")
+    container: Mapped[str | None] = mapped_column(String(128))
+    ip: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]

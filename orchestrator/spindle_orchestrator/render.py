@@ -38,16 +38,16 @@ def plan_members(cluster_id: str, manifest: dict[str, Any], options: dict[str, A
             for m in member_requests(manifest, options)]
 
 
-def _render(value: Any, context: dict[str, Any], where: str) -> Any:
+def render_value(value: Any, context: dict[str, Any], where: str) -> Any:
     if isinstance(value, str):
         try:
             return _jinja.from_string(value).render(context)
         except TemplateError as exc:
             raise RenderError(f"{where}: {exc}") from exc
     if isinstance(value, list):
-        return [_render(v, context, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [render_value(v, context, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _render(v, context, f"{where}.{k}") for k, v in value.items()}
+        return {k: render_value(v, context, f"{where}.{k}") for k, v in value.items()}
     return value
 
 
@@ -70,9 +70,9 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
     where = f"role {member.role}"
     return {
         "image": manifest["image"],
-        "command": _render(role.get("command"), context, f"{where} command"),
-        "env": _render(role.get("env", {}), context, f"{where} env"),
-        "files": _render(role.get("files", {}), context, f"{where} files"),
+        "command": render_value(role.get("command"), context, f"{where} command"),
+        "env": render_value(role.get("env", {}), context, f"{where} env"),
+        "files": render_value(role.get("files", {}), context, f"{where} files"),
         "health": role.get("health"),
         "hostname": member.name,
     }

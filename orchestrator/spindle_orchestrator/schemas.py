@@ -66,3 +66,35 @@ class EventOut(BaseModel):
     @classmethod
     def of(cls, e: Event) -> "EventOut":
         return cls(seq=e.seq, at=e.at, member_id=e.member_id, step=e.step, state=e.state, message=e.message)
+
+
+class JobCreate(BaseModel):
+    owner: str = Field(min_length=1, max_length=64)
+    main: str = Field(min_length=1, max_length=128, description="the uploaded file the driver runs")
+    args: list[str] = Field(default=[], max_length=256)
+    files: dict[str, str] = Field(min_length=1, max_length=64, description="file name → base64 content")
+
+
+class JobOut(BaseModel):
+    id: str
+    cluster_id: str
+    owner: str
+    state: str
+    main: str
+    args: list[str]
+    files: list[str]
+    message: str
+    exit_code: int | None
+    ip: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    stdout: str | None = None
+    stderr: str | None = None
+
+    @classmethod
+    def of(cls, job: Any, logs: bool = False) -> "JobOut":
+        return cls(id=job.id, cluster_id=job.cluster_id, owner=job.owner, state=job.state, main=job.main,
+                   args=job.args, files=job.files, message=job.message, exit_code=job.exit_code, ip=job.ip,
+                   created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
+                   stdout=job.stdout if logs else None, stderr=job.stderr if logs else None)

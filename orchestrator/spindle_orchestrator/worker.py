@@ -51,6 +51,7 @@ def run_loop(lifecycle: Lifecycle, stop: threading.Event) -> None:
             except Exception:
                 log.exception("sweeping for orphaned tasks failed; retrying next round")
         try:
+            lifecycle.jobs.poll()
             for cluster_id in clusters_with_work(lifecycle):
                 try:
                     lifecycle.advance(cluster_id)

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
 
 let user: { username: string; token: string };
 
@@ -39,6 +39,18 @@ test('a user launches static-web from the catalog, watches it run, sees IPs and 
   expect(disks).toHaveLength(2);
   for (const disk of disks) expect(disk).toMatch(/^\/data\/1: \/dev\/loop\d+ hdd \d+\.\d GiB$/);
   await expect(page.getByRole('table', { name: 'members' })).toContainText('.service.spindle');
+
+  // A job submitted through the API shows up with its logs.
+  const clusterPath = new URL(page.url()).pathname.replace(/^\/ui/, '');
+  const script = `print("hello from ${user.username}")`;
+  await api(user.token, 'POST', `${clusterPath}/jobs`, {
+    main: 'hello.py',
+    files: { 'hello.py': Buffer.from(script).toString('base64') },
+  });
+  const jobs = page.getByRole('table', { name: 'jobs' });
+  await expect(jobs).toContainText('SUCCEEDED', { timeout: 60_000 });
+  await jobs.getByRole('button', { name: 'Logs' }).click();
+  await expect(page.getByRole('region', { name: /^logs of j/ })).toContainText(`hello from ${user.username}`);
   await page.screenshot({ path: `${SHOTS}/cluster-detail.png`, fullPage: true });
 
   await page.getByRole('button', { name: 'Delete cluster' }).click();

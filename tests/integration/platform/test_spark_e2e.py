@@ -1,16 +1,17 @@
 """Spark through the public REST API on the real stack: launch 1 master + 2 workers with 2 dedicated
-disks each → RUNNING; a driver container (its own floating IP) runs a shuffle-heavy word count
-against the master, whose result is right and whose shuffle files landed on the workers' /data/*;
+disks each → RUNNING; a job submitted through the API (its driver a container with its own
+floating IP) runs a shuffle-heavy word count against the master, whose result is right, whose
+output is downloadable, and whose shuffle files landed on the workers' /data/*;
 DELETE → DESTROYED with every disk wiped and free, every IP free, no container left."""
+import io
 import json
-import subprocess
-import uuid
+import tarfile
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from spindle_common.clients import NetworkClient
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
 from tests.support.live_users import live_user
 
@@ -29,35 +30,19 @@ def user(database_url):
         yield client
 
 
-@pytest.fixture
-def driver_ip(platform_env):
-    """A floating IP for the driver container, so executors can connect back to it."""
-    owner = f"spark-driver-{uuid.uuid4().hex[:6]}"
-    with NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="spark-test") as net:
-        lease = net.allocate(owner, "default")
-        try:
-            yield lease
-        finally:
-            net.release(owner)
+def run_job(user, cluster: dict) -> dict:
+    """Submit the word count as a Spindle job (its driver: a container with its own floating IP)."""
+    job = user.submit(cluster, JOBS / "spark_wordcount.py", args=[str(LINES)])
+    assert job["state"] == "PENDING" and job["files"] == ["spark_wordcount.py"]
+    deadline = time.monotonic() + 600
+    while (job := user.job(cluster, job["id"]))["state"] not in ("SUCCEEDED", "FAILED", "KILLED"):
+        assert time.monotonic() < deadline, job
+        time.sleep(1)
+    assert job["state"] == "SUCCEEDED" and job["exit_code"] == 0, (job["message"], job["stderr"][-3000:])
+    return job
 
 
-def submit(master_ip: str, lease: dict) -> dict:
-    name = f"spindle-test-driver-{uuid.uuid4().hex[:6]}"
-    command = ["docker", "run", "--rm", "--name", name, "--label", "io.spindle.owned=true",
-               "--network", lease["docker_network"], "--ip", lease["address"], "-v", f"{JOBS}:/jobs:ro",
-               "spindle/spark:3.5", "spark-submit", "--master", f"spark://{master_ip}:7077",
-               "--conf", f"spark.driver.host={lease['address']}", "--conf", "spark.executor.memory=768m",
-               "--conf", "spark.driver.memory=768m", "/jobs/spark_wordcount.py", str(LINES)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    finally:
-        subprocess.run(["docker", "rm", "-f", name], capture_output=True)
-    result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and result, f"spark-submit failed ({done.returncode}): {done.stderr[-3000:]}"
-    return json.loads(result[0].removeprefix("RESULT "))
-
-
-def test_spark_cluster_runs_a_shuffle_job_on_its_disks_and_leaves_nothing(user, driver_ip, platform_env):
+def test_spark_cluster_runs_a_shuffle_job_on_its_disks_and_leaves_nothing(user, platform_env):
     cluster = user.launch("spark", "3.5", {"roles": {"worker": {"count": 2, "disks": {"hdd": 2}}}})
     try:
         cluster = wait_settled(user, cluster, ("RUNNING", "FAILED"), timeout=600)
@@ -68,8 +53,13 @@ def test_spark_cluster_runs_a_shuffle_job_on_its_disks_and_leaves_nothing(user, 
         assert all(d["disk_class"] == "hdd" and d["device_path"].startswith("/dev/loop")
                    for w in workers for d in w["disks"])
 
-        result = submit(master["ip"], driver_ip)
+        assert master["state"] == "TASK_RUNNING"
+        job = run_job(user, cluster)
+        result = json.loads(next(line for line in job["stdout"].splitlines() if line.startswith("RESULT "))[7:])
         assert Counter(result["counts"]) == expected_counts(LINES)
+        with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
+            assert json.load(tar.extractfile("output/counts.json")) == result["counts"]
+        assert [j["id"] for j in user.jobs(cluster)] == [job["id"]]
         hosts = {f.split(":", 1)[0] for f in result["shuffle_files"]}
         dirs = {f.split(":", 1)[1].split("/")[2] for f in result["shuffle_files"]}
         assert hosts == {"worker-1", "worker-2"}, result["shuffle_files"]

@@ -1,7 +1,9 @@
 """HTTP routes of api-server, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_api.api.routes import admin_clusters, admin_disks, admin_ip_pools, capacity, clusters, products, status, users
+from spindle_api.api.routes import (
+    admin_clusters, admin_disks, admin_ip_pools, capacity, clusters, jobs, products, status, users,
+)
 
-routers: list[APIRouter] = [status.router, users.router, products.router, clusters.router, capacity.router,
-                            admin_clusters.router, admin_disks.router, admin_ip_pools.router]
+routers: list[APIRouter] = [status.router, users.router, products.router, clusters.router, jobs.router,
+                            capacity.router, admin_clusters.router, admin_disks.router, admin_ip_pools.router]

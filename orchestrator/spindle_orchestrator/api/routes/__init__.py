@@ -1,6 +1,6 @@
 """HTTP routes of orchestrator, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_orchestrator.api.routes import clusters
+from spindle_orchestrator.api.routes import clusters, jobs
 
-routers: list[APIRouter] = [clusters.router]
+routers: list[APIRouter] = [clusters.router, jobs.router]

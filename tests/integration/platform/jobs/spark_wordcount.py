@@ -1,7 +1,8 @@
-"""A shuffle-heavy word count on generated data, submitted to a Spindle-launched Spark cluster.
+"""A shuffle-heavy word count on generated data, submitted as a Spindle job to a Spark cluster.
 
 Prints one JSON line: the counts, and the shuffle files each executor found on its /data/* disks
-while the application was alive (they are removed when it ends).
+while the application was alive (they are removed when it ends); writes the counts to
+/job/output/counts.json too (a job's downloadable output).
 """
 import json
 import os
@@ -35,4 +36,7 @@ counts = dict(sc.parallelize(range(LINES), 16).flatMap(words_of).map(lambda w: (
               .reduceByKey(lambda a, b: a + b, 24).collect())
 files = sorted(set(sc.parallelize(range(32), 32).mapPartitions(shuffle_files).collect()))
 print("RESULT " + json.dumps({"counts": counts, "shuffle_files": files}))
+if os.path.isdir("/job/output"):
+    with open("/job/output/counts.json", "w") as out:
+        json.dump(counts, out)
 spark.stop()

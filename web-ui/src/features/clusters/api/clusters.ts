@@ -1,6 +1,6 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
 
-import { clusterPath, type Cluster, type ClusterPage } from './types';
+import { clusterPath, type Cluster, type ClusterPage, type Job } from './types';
 
 export type ClusterFilters = { state?: string; product?: string; pageToken?: string };
 
@@ -27,4 +27,12 @@ export function getCluster(address: Pick<Cluster, 'owner' | 'product' | 'version
 
 export function deleteCluster(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): Promise<Cluster> {
   return apiRequest<Cluster>(clusterPath(address), jsonBody('DELETE'));
+}
+
+export function listJobs(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): Promise<Job[]> {
+  return apiRequest<Job[]>(`${clusterPath(address)}/jobs`);
+}
+
+export function getJob(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>, jobId: string): Promise<Job> {
+  return apiRequest<Job>(`${clusterPath(address)}/jobs/${jobId}`);
 }

@@ -56,3 +56,21 @@ export const SETTLED_STATES = ['RUNNING', 'FAILED', 'DESTROYED'];
 export function clusterPath(c: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): string {
   return `/clusters/${c.owner}/${c.product}/${c.version}/${c.id}`;
 }
+
+export type Job = {
+  id: string;
+  cluster_id: string;
+  owner: string;
+  state: 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'KILLED';
+  main: string;
+  args: string[];
+  files: string[];
+  message: string;
+  exit_code: number | null;
+  ip: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  stdout: string | null;
+  stderr: string | null;
+};

@@ -9,6 +9,7 @@ import { deleteCluster, getCluster } from '../api/clusters';
 import { clusterPath, SETTLED_STATES } from '../api/types';
 import { useClusterEvents } from '../hooks/use-cluster-events';
 import { EventTimeline } from './event-timeline';
+import { JobList } from './job-list';
 import { MemberTable } from './member-table';
 import { StateBadge } from './state-badge';
 
@@ -76,6 +77,8 @@ export function ClusterDetailPage() {
         </div>
       )}
       {remove.isError && <ErrorAlert title="The delete was refused" error={remove.error} />}
+      <h2>Jobs</h2>
+      <JobList address={address} />
       <h2>Timeline</h2>
       {timeline.error && <ErrorAlert title="The live timeline stopped" error={timeline.error} />}
       <EventTimeline events={timeline.events} />
