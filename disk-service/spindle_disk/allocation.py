@@ -21,10 +21,10 @@ from spindle_disk.states import ALLOCATED, FREE, WIPING
 
 def _held(session: Session, owner: str) -> list[tuple[Disk, str]]:
     """The disks ``owner`` holds now, with their node's name."""
-    return list(session.execute(
+    return session.execute(
         select(Disk, Node.name).join(Allocation, Allocation.disk_id == Disk.id).join(Node, Node.id == Disk.node_id)
         .where(Allocation.owner == owner, Allocation.released_at.is_(None)).order_by(Disk.id)
-    ).tuples())
+    ).all()
 
 
 def _free_count(session: Session, node_id: int, disk_class: str) -> int:
@@ -113,12 +113,12 @@ def release(session: Session, actor: str, owner: str | None = None,
     query = (select(Allocation, Disk).join(Disk, Disk.id == Allocation.disk_id)
              .where(Allocation.released_at.is_(None)).order_by(Disk.id).with_for_update())
     if owner is not None:
-        rows = list(session.execute(query.where(Allocation.owner == owner)).tuples())
+        rows = session.execute(query.where(Allocation.owner == owner)).all()
         if not rows:
             raise ApiError(409, "NOT_ALLOCATED", f"{owner} holds no disks", {"owner": owner})
     else:
         wanted = sorted(set(disk_ids or []))
-        rows = list(session.execute(query.where(Disk.id.in_(wanted))).tuples())
+        rows = session.execute(query.where(Disk.id.in_(wanted))).all()
         missing = sorted(set(wanted) - {disk.id for _, disk in rows})
         if missing:
             unknown = sorted(set(missing) - set(session.scalars(select(Disk.id).where(Disk.id.in_(missing)))))
