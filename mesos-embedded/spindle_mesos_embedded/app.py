@@ -40,7 +40,9 @@ def build_app(master: Master) -> FastAPI:
             while True:
                 master.make_offers()
                 master.resend_unacknowledged()
-                await asyncio.sleep(ALLOCATION_INTERVAL_S)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(master.allocate_now.wait(), ALLOCATION_INTERVAL_S)
+                master.allocate_now.clear()
 
         task = asyncio.get_running_loop().create_task(allocator())
         yield

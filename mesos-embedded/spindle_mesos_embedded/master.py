@@ -50,6 +50,9 @@ class Master:
         self.tasks: dict[str, Task] = {}
         self.executors: dict[str, Executor] = {}
         self.total: list[dict] = []
+        # Set when an allocation should run now rather than at the next interval (a REVIVE), as
+        # Mesos' allocator allocates for a framework that revives.
+        self.allocate_now = asyncio.Event()
 
     # --- scheduler API ----------------------------------------------------------------------
     def subscribe(self, call: dict[str, Any]) -> Framework:
@@ -135,6 +138,7 @@ class Master:
 
     def _call_revive(self, framework: Framework, _: dict) -> None:
         framework.suppressed, framework.refuse_until = False, 0.0
+        self.allocate_now.set()
 
     def _call_suppress(self, framework: Framework, _: dict) -> None:
         framework.suppressed = True

@@ -26,6 +26,7 @@ def launch(body: LaunchIn, request: Request, _: ServiceCaller) -> list[TaskOut]:
                   state="PENDING", message="waiting for an offer", disk_roots=[], kill_requested=False)
              for m in body.members]
     fw.store.add(tasks)
+    request.app.state.driver.reviveOffers()  # offers declined before (refuse_seconds) come back now
     return [TaskOut.of(t) for t in tasks]
 
 
