@@ -3,6 +3,7 @@
 
 test: up
 	.venv/bin/pytest
+	engine/cpp/test.sh
 	cd web-ui && npm run lint && npm test && npm run e2e
 
 unit:

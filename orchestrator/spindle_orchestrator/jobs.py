@@ -1,10 +1,12 @@
 """Jobs: driver programs submitted to a running cluster. Their files live in
 ``<jobs_dir>/<job id>/`` (the driver sees it at ``/job``; what it writes to ``/job/output`` can be
-downloaded); their state, exit code and logs in the ``jobs`` table."""
+downloaded until the cluster is destroyed); their state, exit code and logs stay in the ``jobs``
+table."""
 import base64
 import binascii
 import io
 import re
+import shutil
 import tarfile
 import uuid
 from datetime import datetime
@@ -85,6 +87,17 @@ def finish(job: Job, state: str, message: str, exit_code: int | None = None, std
     job.state, job.message, job.exit_code = state, message[:2000], exit_code
     job.stdout, job.stderr = stdout[-MAX_LOG_CHARS:], stderr[-MAX_LOG_CHARS:]
     job.finished_at = datetime.utcnow()
+
+
+def remove_files(jobs_dir: Path, session: Session, cluster_id: str) -> int:
+    """The cluster is destroyed: its jobs' files and outputs go too (their logs stay in the table)."""
+    removed = 0
+    for job in of_cluster(session, cluster_id):
+        folder = job_dir(jobs_dir, job.id)
+        if folder.exists():
+            shutil.rmtree(folder)
+            removed += 1
+    return removed
 
 
 def output_archive(jobs_dir: Path, job: Job) -> bytes:

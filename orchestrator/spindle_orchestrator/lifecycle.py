@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.errors import ApiError
+from spindle_orchestrator import jobs
 from spindle_orchestrator.clusters import record_event
 from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.core.config import Settings
@@ -209,7 +210,9 @@ class Lifecycle:
 
     def _destroy(self, session: Session, cluster: Cluster) -> None:
         if self._release_all(session, cluster):
-            self._move(session, cluster, DESTROYED, "every container removed, disks wiped, IPs freed")
+            removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
+            self._move(session, cluster, DESTROYED, "every container removed, disks wiped, IPs freed"
+                       + (f", files of {removed} jobs removed" if removed else ""))
 
     def _clean_up_failed(self, session: Session, cluster: Cluster) -> None:
         if not cluster.cleaned_up and self._release_all(session, cluster):

@@ -13,10 +13,12 @@ import pytest
 from spindle_client.client import SpindleError
 from spindle_common.clients import NetworkClient
 from spindle_common.errors import ApiError
+from tests.conftest import STATE_DIR
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
 from tests.support.live_users import live_user
 
 JOBS = Path(__file__).parent / "jobs"
+JOBS_DIR = STATE_DIR / "jobs"  # the platform orchestrator's jobs_dir
 FINISHED = ("SUCCEEDED", "FAILED", "KILLED")
 
 
@@ -74,6 +76,9 @@ def test_jobs_run_keep_their_logs_and_output_and_die_with_their_cluster(users, p
     finally:
         alice.delete(cluster)
         cluster = wait_settled(alice, cluster, ("DESTROYED",), timeout=180)
+    assert alice.job_output(cluster, done["id"]) and not (
+        JOBS_DIR / done["id"]).exists(), "a destroyed cluster's job files are removed; logs stay"
+    assert "of " in alice.job(cluster, done["id"])["stdout"]
     killed = alice.job(cluster, long_job["id"])
     assert (killed["state"], killed["message"]) == ("KILLED", "the cluster was deleted while the job ran")
     assert "working" in killed["stdout"]
