@@ -27,6 +27,7 @@ class Member(BaseModel):
     dns_name: str | None = None
     disks: list[dict[str, Any]] = []
     ports: list[dict[str, Any]] = []
+    replacements: int = Field(0, description="how often Spindle launched this member again after it died")
 
 
 class Cluster(BaseModel):

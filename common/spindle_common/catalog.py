@@ -71,6 +71,9 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         "oneOf": [{"required": ["command"]}, {"required": ["tcp_port"]}],
                     },
                     "command": _STRINGS,
+                    "restart": {"enum": ["never", "replace"],
+                                "description": "replace: a member that dies while running is launched again on fresh "
+                                               "disks with the same floating IP"},
                     "env": _STRING_MAP,
                     "files": _STRING_MAP,
                 },

@@ -90,7 +90,8 @@ class Lifecycle:
             for m in planned:
                 container = render_member(context, manifest, cluster.options, m, ips, planned)
                 specs.append({"member_id": m.member_id, "role": m.role, "cpus": m.cpus, "mem_mb": m.mem_mb,
-                              "disks": m.disks, "network_pool": pool or None, "container": container})
+                              "disks": m.disks, "network_pool": pool or None, "container": container,
+                              "restart": manifest["roles"][m.role].get("restart", "never")})
         except RenderError as exc:
             return self._fail(session, cluster, "CONFIG_RENDER_FAILED", str(exc))
         except ApiError as exc:
@@ -122,6 +123,10 @@ class Lifecycle:
         members = cluster.members
         for member in members:
             task = tasks.get(member.member_id)
+            if task and task.get("replacements", 0) > member.replacements:
+                member.replacements = task["replacements"]
+                record_event(session, cluster.id, "member", "REPLACED",
+                             f"replacement {member.replacements} after {task['last_failure']}", member.member_id)
             if task and (task["state"], task["message"]) != (member.state, member.message):
                 member.state, member.message = task["state"], task["message"]
                 member.node, member.ip = task["hostname"], task["ip"] or member.ip

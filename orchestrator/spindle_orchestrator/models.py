@@ -50,6 +50,8 @@ class Member(Base):
     dns_name: Mapped[str | None] = mapped_column(String(255))
     disks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     ports: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # How often the scheduler launched this member again after it died (products that ask for it).
+    replacements: Mapped[int] = mapped_column(default=0)
     # The member's launch request as sent to the scheduler (resources + rendered container).
     spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 

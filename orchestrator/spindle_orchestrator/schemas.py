@@ -25,6 +25,7 @@ class MemberOut(BaseModel):
     dns_name: str | None
     disks: list[dict[str, Any]]
     ports: list[dict[str, Any]]
+    replacements: int = 0
 
 
 class ClusterOut(BaseModel):
@@ -46,7 +47,8 @@ class ClusterOut(BaseModel):
                    reason_code=c.reason_code, reason=c.reason, options=c.options, created_at=c.created_at,
                    updated_at=c.updated_at,
                    members=[MemberOut(member_id=m.member_id, role=m.role, state=m.state, message=m.message,
-                                      node=m.node, ip=m.ip, dns_name=m.dns_name, disks=m.disks, ports=m.ports)
+                                      node=m.node, ip=m.ip, dns_name=m.dns_name, disks=m.disks, ports=m.ports,
+                                      replacements=m.replacements)
                             for m in c.members])
 
 

@@ -1,5 +1,5 @@
 """Request/response bodies of the scheduler's task API."""
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -30,6 +30,9 @@ class MemberIn(BaseModel):
     disks: dict[str, int] = {}
     cpuset: int | None = Field(default=None, ge=1, description="dedicated cpus on one NUMA node")
     network_pool: str | None = None
+    restart: Literal["never", "replace"] = Field(
+        default="never", description="replace: if the member dies while running, launch it again on fresh disks "
+                                     "with the same floating IP (up to 3 times)")
     container: ContainerIn
 
     @field_validator("disks")
@@ -61,11 +64,14 @@ class TaskOut(BaseModel):
     hostname: str | None
     disk_roots: list[str]
     ip: str | None
+    replacements: int = Field(0, description="how often this member was launched again after dying")
+    last_failure: str | None = Field(None, description="why the member was last replaced")
 
     @classmethod
     def of(cls, task: Any) -> "TaskOut":
         return cls(task_id=task.task_id, cluster_id=task.cluster_id, member_id=task.member_id, state=task.state,
-                   message=task.message, hostname=task.hostname, disk_roots=task.disk_roots or [], ip=task.ip)
+                   message=task.message, hostname=task.hostname, disk_roots=task.disk_roots or [], ip=task.ip,
+                   replacements=task.request.get("replacements", 0), last_failure=task.request.get("last_failure"))
 
 
 class PlacedMemberOut(BaseModel):

@@ -60,6 +60,13 @@ class TaskStore:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.task_id == task_id).values(**fields))
 
+    def replace(self, task_id: str, new_task_id: str, request: dict[str, Any], message: str) -> None:
+        """The member of ``task_id`` becomes a new PENDING task (Mesos never reuses task ids)."""
+        with self.sessions.begin() as session:
+            session.execute(update(Task).where(Task.task_id == task_id).values(
+                task_id=new_task_id, state="PENDING", message=message, request=request, hostname=None,
+                agent_id=None, disk_roots=[], ip=None))
+
     def request_kill(self, cluster_id: str) -> list[Task]:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))

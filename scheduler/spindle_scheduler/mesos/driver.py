@@ -25,7 +25,7 @@ def build_framework(settings: Settings) -> SpindleFramework:
     network = NetworkClient(settings.network_service_url, settings.internal_token, actor="scheduler")
     launcher = Launcher(store, disks, network, place_cluster, settings.executor_command)
 
-    def release(task) -> None:
+    def release(task, keep_ip: bool = False) -> None:
         # Container first: a disk is wiped as soon as it is released, and a container still holding
         # its mount (its executor was killed) would make the wipe fail.
         if settings.reap_local_containers:
@@ -34,7 +34,7 @@ def build_framework(settings: Settings) -> SpindleFramework:
                 remove(client, task.task_id)
             finally:
                 client.close()
-        launcher.release_task(task)
+        launcher.release_task(task, keep_ip)
 
     return SpindleFramework(store, launcher, release, settings.refuse_seconds)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pymesos import Scheduler
 
-from spindle_scheduler.mesos.launcher import Launcher
+from spindle_scheduler.mesos.launcher import Launcher, new_task_id
 from spindle_scheduler.mesos.offers import ParsedOffer, parse_offer
 from spindle_scheduler.store import TERMINAL_STATES, TaskStore
 
@@ -33,6 +33,19 @@ def framework_info(framework_id: str | None, user: str = "root") -> dict[str, An
     if framework_id:
         info["id"] = {"value": framework_id}
     return info
+
+
+# How often one member is replaced after dying while running before it is left to fail.
+MAX_REPLACEMENTS = 3
+# Ends that mean the member died (not that it finished or was killed on purpose).
+DIED = frozenset({"TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_GONE", "TASK_DROPPED"})
+
+
+def replaceable(task, state: str) -> bool:
+    """A member whose product asks for replacement, that was running and died, not killed by us."""
+    return (state in DIED and task.state == "TASK_RUNNING" and not task.kill_requested
+            and task.request.get("restart") == "replace"
+            and task.request.get("replacements", 0) < MAX_REPLACEMENTS)
 
 
 class SpindleFramework(Scheduler):
@@ -92,7 +105,11 @@ class SpindleFramework(Scheduler):
             if state not in TERMINAL_STATES:
                 driver.killTask({"value": task_id})
             return
-        self.store.set(task_id, state=state, message=(update.get("message") or "")[:2000])
+        message = (update.get("message") or "")[:2000]
+        if replaceable(task, state):
+            self._replace(driver, task, state, message)
+            return
+        self.store.set(task_id, state=state, message=message)
         log.info("task %s: %s %s", task_id, state, update.get("message", ""))
         if state in TERMINAL_STATES:
             self._release_soon(task)
@@ -101,11 +118,25 @@ class SpindleFramework(Scheduler):
         # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
         # only after the new state is persisted.
 
-    def _release_soon(self, task, attempts: int = 6) -> None:
+    def _replace(self, driver, task, state: str, message: str) -> None:
+        """A running member died: the same member goes back to PENDING as a new Mesos task (in
+        one write, so no one sees it end); its disks are wiped and freed, its floating IP stays
+        held for the replacement, which the next fitting offer places on fresh disks."""
+        replacement = new_task_id(task.member_id)
+        count = task.request.get("replacements", 0) + 1
+        log.warning("task %s: %s (%s); replacing it as %s (replacement %d)", task.task_id, state, message,
+                    replacement, count)
+        failure = f"{state}: {message}"[:1000]
+        self.store.replace(task.task_id, replacement, {**task.request, "replacements": count, "last_failure": failure},
+                           f"replacing after {failure}")
+        self._release_soon(task, keep_ip=True)
+        driver.reviveOffers()
+
+    def _release_soon(self, task, attempts: int = 6, keep_ip: bool = False) -> None:
         """Free what an ended task held; if a service is briefly away, retry in the background
         (1, 2, 4 … s) rather than fail the driver's event thread, which would stop the framework."""
         try:
-            self.release(task)
+            self.release(task, keep_ip)
             return
         except Exception:
             log.exception("releasing %s failed; retrying in the background", task.task_id)
@@ -114,7 +145,7 @@ class SpindleFramework(Scheduler):
             for attempt in range(attempts):
                 time.sleep(self.release_retry_s * 2 ** attempt)
                 try:
-                    self.release(task)
+                    self.release(task, keep_ip)
                     return
                 except Exception:
                     log.exception("releasing %s failed (attempt %d of %d)", task.task_id, attempt + 1, attempts)

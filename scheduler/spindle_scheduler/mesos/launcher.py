@@ -100,9 +100,9 @@ class Launcher:
                          [offered[r] for r in roots], self.executor_command, spec)
         return offer, {**info, "_roots": roots, "_ip": ip}
 
-    def _release_holdings(self, member_id: str) -> None:
-        """Free whatever ``member_id`` holds; holding nothing is fine here."""
-        for release in (self.disks.release, self.network.release):
+    def _release_holdings(self, member_id: str, keep_ip: bool = False) -> None:
+        """Free whatever ``member_id`` holds (its IP too unless ``keep_ip``); holding nothing is fine here."""
+        for release in (self.disks.release,) if keep_ip else (self.disks.release, self.network.release):
             try:
                 release(member_id)
             except ApiError as exc:
@@ -114,6 +114,6 @@ class Launcher:
         for task in pending:
             self._release_holdings(task.member_id)
 
-    def release_task(self, task: Task) -> None:
-        """A task ended: free its disks (they get wiped) and IP."""
-        self._release_holdings(task.member_id)
+    def release_task(self, task: Task, keep_ip: bool = False) -> None:
+        """A task ended: free its disks (they get wiped) and, unless its member is being replaced, its IP."""
+        self._release_holdings(task.member_id, keep_ip)

@@ -17,6 +17,7 @@ export type Member = {
   dns_name: string | null;
   disks: MemberDisk[];
   ports: { name: string; port: number; ui?: boolean }[];
+  replacements?: number;
 };
 
 export type Cluster = {

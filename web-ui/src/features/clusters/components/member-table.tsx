@@ -29,6 +29,7 @@ export function MemberTable({ members }: { members: Member[] }) {
             <td>
               <StateBadge state={m.state.replace(/^TASK_/, '')} />
               {m.message && <div className="muted">{m.message}</div>}
+              {!!m.replacements && <div className="muted">replaced {m.replacements}× after dying</div>}
             </td>
             <td>{m.node ?? '—'}</td>
             <td className="table__mono" data-testid="member-ip">
