@@ -1,6 +1,6 @@
 # Debian packages the platform needs; installed only when missing (no network when all present).
 APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl
-              thrift-compiler libthrift-dev libboost-dev chromium)
+              thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium)
 
 install_apt_packages() {
   local missing=()

@@ -1,6 +1,6 @@
 # Python workspace: one venv with every Spindle package installed editable, plus test tools.
 
-PYTHON_PACKAGES=(common client api-server orchestrator scheduler disk-service network-service mesos-executor mesos-embedded)
+PYTHON_PACKAGES=(common client api-server orchestrator scheduler disk-service network-service mesos-executor mesos-embedded engine/python)
 PYTHON_BIN="${PYTHON_BIN:-python3.11}"
 command -v "$PYTHON_BIN" >/dev/null || PYTHON_BIN=python3
 

@@ -1,0 +1,173 @@
+"""Executor processes of a worker and the connections (slots) the scheduler runs tasks on."""
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from thrift.transport.TTransport import TTransportException
+
+from ..errors import EngineError
+from ..rpc import connect
+
+_HERE = Path(__file__).resolve()
+CPP_EXECUTOR = os.environ.get("SPINDLE_CPP_EXECUTOR",
+                              str(_HERE.parents[3] / "cpp" / "build" / "spindle-cpp-executor"))
+PACKAGE_PARENT = str(_HERE.parents[2])
+READY_TIMEOUT_S = 30
+
+
+class ExecutorLost(Exception):
+    """The connection to an executor broke: its process died or stopped answering."""
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _drain(stream, log_path):
+    """Copy what an executor still prints on stdout to its log, so it never blocks on a pipe."""
+    with open(log_path, "ab") as log:
+        for line in iter(stream.readline, b""):
+            log.write(line)
+            log.flush()
+
+
+class ExecutorProcess:
+    """One executor process; `generation` grows each time it is (re)started."""
+
+    def __init__(self, language, eid, cores, memory, scratch_dirs, log_dir):
+        self.language = language
+        self.id = eid
+        self.cores = cores
+        self.memory = memory
+        self.scratch_dirs = scratch_dirs
+        self.log_path = os.path.join(log_dir, f"executor-{language}-{eid}.log")
+        self.generation = 0
+        self.proc = None
+        self.port = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self):
+        return f"{self.language} executor {self.id}"
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def _command(self, port):
+        args = ["--port", str(port), "--id", str(self.id), "--cores", str(self.cores),
+                "--memory", str(self.memory), "--scratch", ",".join(self.scratch_dirs)]
+        if self.language == "python":
+            return [sys.executable, "-m", "spindle_engine.executor", *args]
+        if not os.access(CPP_EXECUTOR, os.X_OK):
+            raise EngineError(f"C++ executor not built ({CPP_EXECUTOR}); run engine/build.sh")
+        return [CPP_EXECUTOR, *args]
+
+    def spawn(self):
+        """Start the process; wait_ready() completes the start."""
+        self.port = _free_port()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self._command(self.port), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=log, env=env)
+
+    def wait_ready(self):
+        """Wait for the `READY <port>` line (EXECUTOR_CLI.md)."""
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        out = self.proc.stdout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([out], [], [], 0.2)
+            if ready:
+                line = out.readline()
+                if line.startswith(b"READY"):
+                    self.generation += 1
+                    threading.Thread(target=_drain, args=(out, self.log_path), daemon=True).start()
+                    return
+                if not line:
+                    break
+            elif self.proc.poll() is not None:
+                break
+        self.kill()
+        raise EngineError(f"{self.name} did not start; see {self.log_path}")
+
+    def restart_if(self, generation):
+        """Restart unless someone already did since `generation` was seen."""
+        with self._lock:
+            if self.generation == generation:
+                self.kill()
+                self.spawn()
+                self.wait_ready()
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self):
+        """Close stdin (the executor exits on EOF); kill if it lingers."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.kill()
+
+
+class Slot:
+    """One connection to an executor, running one task at a time."""
+
+    def __init__(self, executor):
+        self.executor = executor
+        self._transport = None
+        self._client = None
+        self._generation = -1
+
+    def connect(self, properties):
+        ex = self.executor
+        if self._client is not None and self._generation == ex.generation:
+            return
+        self.close()
+        generation = ex.generation
+        try:
+            timeout_s = float(properties.get("task.timeout_s") or 0)
+            self._transport, self._client = connect("127.0.0.1", ex.port,
+                                                    int(timeout_s * 1000) or None)
+            self._client.hello(properties)
+        except (TTransportException, OSError, EOFError) as e:
+            self.close()
+            raise ExecutorLost(str(e)) from e
+        self._generation = generation
+
+    def run(self, task):
+        try:
+            return self._client.run(task)
+        except (TTransportException, OSError, EOFError) as e:
+            self.close()
+            raise ExecutorLost(str(e)) from e
+
+    def uncache(self, keys):
+        try:
+            self._client.uncache(keys)
+        except (TTransportException, OSError, EOFError):
+            self.close()
+
+    def close(self):
+        if self._transport is not None:
+            try:
+                self._transport.close()
+            except OSError:
+                pass
+        self._transport = self._client = None

@@ -1,0 +1,130 @@
+"""Runs a stage's tasks on a worker's slots: cache locality, per-task retry on executor loss."""
+
+import threading
+from collections import deque
+
+from ..errors import EngineError
+from ..rpc import ttypes
+from .executors import ExecutorLost
+
+
+class TaskSpec:
+    """A task to run; `plan(attempt)` builds its thrift Task at dispatch time.
+
+    `plan` returns (Task, preferred ExecutorProcess or None); it is called again on every
+    attempt so a lost cached partition is recomputed from lineage.
+    """
+
+    def __init__(self, stage, partition, plan, functions=()):
+        self.stage = stage
+        self.partition = partition
+        self.plan = plan
+        self.functions = functions
+
+
+def _describe(spec):
+    fns = ", ".join(spec.functions) if spec.functions else "no user function"
+    return f"partition {spec.partition} of {spec.stage} ({fns})"
+
+
+class StageRun:
+    """State of one stage while its tasks run."""
+
+    def __init__(self, worker, specs):
+        self.worker = worker
+        self.specs = specs
+        self.results = [None] * len(specs)
+        self.attempts = [0] * len(specs)
+        self.pending = deque(range(len(specs)))
+        self.running = 0
+        self.error = None
+        self.cond = threading.Condition()
+
+    def _take(self, slot):
+        """Next task index for `slot`, with its planned Task; None when the stage is over."""
+        with self.cond:
+            while True:
+                if self.error is not None or (not self.pending and self.running == 0):
+                    return None, None
+                for i in list(self.pending):
+                    task, preferred = self.specs[i].plan(self.attempts[i])
+                    if preferred is None or preferred is slot.executor:
+                        self.pending.remove(i)
+                        self.running += 1
+                        return i, task
+                self.cond.wait(0.05)
+
+    def _finish(self, i, result=None, retry=False, error=None):
+        with self.cond:
+            self.running -= 1
+            if error is not None and self.error is None:
+                self.error = error
+            elif retry:
+                self.pending.append(i)
+            elif result is not None:
+                self.results[i] = result
+            self.cond.notify_all()
+
+    def loop(self, slot):
+        while True:
+            i, task = self._take(slot)
+            if i is None:
+                return
+            spec = self.specs[i]
+            ex = slot.executor
+            generation = ex.generation
+            try:
+                slot.connect(self.worker.properties)
+                result = slot.run(task)
+            except ttypes.TaskError as e:
+                if e.kind == "CACHE_MISS":
+                    self._finish(i, retry=True)
+                    continue
+                self._finish(i, error=EngineError(
+                    f"{e.kind}: function {e.function or '-'} failed on {_describe(spec)} "
+                    f"on {ex.name}: {e.message}",
+                    kind=e.kind, function=e.function, partition=spec.partition,
+                    stage=spec.stage))
+                continue
+            except ExecutorLost as e:
+                self.attempts[i] += 1
+                self.worker.metrics["executors_lost"] += 1
+                try:
+                    ex.restart_if(generation)
+                except EngineError as restart_error:
+                    self._finish(i, error=restart_error)
+                    continue
+                if self.attempts[i] >= self.worker.max_failures:
+                    self._finish(i, error=EngineError(
+                        f"EXECUTOR_LOST: {ex.name} was lost {self.attempts[i]} times running "
+                        f"{_describe(spec)} ({e})", kind="EXECUTOR_LOST",
+                        function=", ".join(spec.functions), partition=spec.partition,
+                        stage=spec.stage))
+                else:
+                    self._finish(i, retry=True)
+                continue
+            except Exception as e:  # noqa: BLE001 - surface anything else as a stage failure
+                self._finish(i, error=EngineError(f"{type(e).__name__}: {e} on {_describe(spec)}",
+                                                  partition=spec.partition, stage=spec.stage))
+                continue
+            self.worker.metrics["spill_files"] += result.spill_files or 0
+            self.worker.metrics["spill_bytes"] += result.spill_bytes or 0
+            self.worker.metrics["tasks"] += 1
+            result.executor = ex
+            self._finish(i, result=result)
+
+
+def run_stage(worker, specs):
+    """Run `specs` on all slots of `worker`; return their TaskResults in order."""
+    if not specs:
+        return []
+    run = StageRun(worker, specs)
+    threads = [threading.Thread(target=run.loop, args=(s,), daemon=True) for s in worker.slots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if run.error is not None:
+        raise run.error
+    return run.results
+

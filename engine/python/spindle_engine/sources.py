@@ -1,0 +1,123 @@
+"""Where a task's records come from: partition files, text splits, the cache, shuffle merges."""
+
+import heapq
+from itertools import chain
+from operator import itemgetter
+
+from .codec import iter_file
+from .errors import BadData, CacheMiss
+from .rpc import ttypes
+
+SourceKind = ttypes.SourceKind
+MergeKind = ttypes.MergeKind
+
+
+_BLOCK = 1 << 22
+
+
+def read_text_split(path, offset, length):
+    """Lines of `path` that begin in [offset, offset+length) (FORMAT.md 'Text input').
+
+    Reads blocks cut at newlines, so each block decodes on its own."""
+    end = offset + length
+    with open(path, "rb") as f:
+        if offset > 0:
+            f.seek(offset - 1)
+            pos = offset - 1 + len(f.readline())
+        else:
+            pos = 0
+        while pos < end:
+            block = f.read(min(_BLOCK, end - pos))
+            if not block:
+                break
+            pos += len(block)
+            if block[-1:] != b"\n":
+                block += f.readline()  # finish the line that begins before the end
+                pos = f.tell()
+            text = block.decode("utf-8", "replace")
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            if "\r" in text:
+                lines = [x[:-1] if x[-1:] == "\r" else x for x in lines]
+            yield from lines
+
+
+def open_source(src, loader, ctx, cache, used):
+    """Iterator over the records of thrift Source `src`."""
+    kind = src.kind
+    if kind == SourceKind.FILES:
+        return chain.from_iterable(map(iter_file, src.paths or []))
+    if kind == SourceKind.TEXT:
+        return read_text_split(src.text_path, src.offset or 0, src.length or 0)
+    if kind == SourceKind.CACHED:
+        records = cache.get(src.cache_key)
+        if records is None:
+            raise CacheMiss(f"partition {src.cache_key} is not cached here")
+        return iter(records)
+    if kind == SourceKind.SHUFFLE:
+        return _merge(src, loader, ctx, used)
+    raise BadData(f"unknown source kind {kind}")
+
+
+def _files(paths):
+    return chain.from_iterable(map(iter_file, paths or []))
+
+
+def _merge(src, loader, ctx, used):
+    merge = src.merge or MergeKind.CONCAT
+    if merge == MergeKind.CONCAT:
+        return _files(src.paths)
+    if merge == MergeKind.MERGE_VALUES:
+        uf = loader.load(src.fn)
+        used.append(uf)
+        return _merge_values(_files(src.paths), uf, ctx)
+    if merge == MergeKind.GROUP:
+        return _group(_files(src.paths))
+    if merge == MergeKind.DISTINCT:
+        return _distinct(_files(src.paths))
+    if merge == MergeKind.JOIN:
+        return _join(_files(src.paths), _files(src.right_paths))
+    if merge == MergeKind.SORTED_RUNS:
+        runs = [iter_file(p) for p in src.paths or []]
+        reverse = src.ascending is False
+        return map(itemgetter(1), heapq.merge(*runs, key=itemgetter(0), reverse=reverse))
+    raise BadData(f"unknown merge kind {merge}")
+
+
+def _merge_values(records, uf, ctx):
+    acc = {}
+    get = acc.get
+    missing = object()
+    f, wc = uf.call, uf.with_context  # no wrapper frame per record
+    for k, v in records:
+        old = get(k, missing)
+        if old is missing:
+            acc[k] = v
+        else:
+            acc[k] = f(old, v, ctx) if wc else f(old, v)
+    yield from acc.items()
+
+
+def _group(records):
+    groups = {}
+    for k, v in records:
+        g = groups.get(k)
+        if g is None:
+            groups[k] = [v]
+        else:
+            g.append(v)
+    yield from groups.items()
+
+
+def _distinct(records):
+    yield from dict.fromkeys(records)
+
+
+def _join(left, right):
+    table = {}
+    for k, w in right:
+        table.setdefault(k, []).append(w)
+    for k, v in left:
+        for w in table.get(k, ()):
+            yield (k, (v, w))

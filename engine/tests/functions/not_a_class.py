@@ -1,0 +1,3 @@
+"""Imports fine but lacks the class the tests ask for."""
+
+VALUE = 1
