@@ -2,14 +2,17 @@ import { expect, test } from '@playwright/test';
 
 import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
 
+let admin: string;
 let user: { username: string; token: string };
 
 test.beforeAll(async () => {
-  user = await newUser(newAdminToken());
+  admin = newAdminToken();
+  user = await newUser(admin);
 });
 
 test.afterAll(async () => {
   await destroyClusters(user.token, user.username); // whatever a failed test left behind
+  await api(admin, 'DELETE', `/admin/users/${user.username}`);
 });
 
 test('a user launches static-web from the catalog, watches it run, sees IPs and disks, and deletes it', async ({ page }) => {

@@ -18,12 +18,13 @@ function platformEnv(): Record<string, string> {
   return Object.fromEntries(lines.filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
-/** A new admin, made the way deploy makes the first one; returns its token. */
+/** The tests' admin `e2e-admin` (made the way deploy makes the first admin) with a fresh token. */
 export function newAdminToken(): string {
-  const username = `e2e-admin-${randomBytes(4).toString('hex')}`;
-  const out = execFileSync(join(REPO, '.venv', 'bin', 'spindle-bootstrap-admin'), ['--username', username], {
-    env: { ...process.env, ...platformEnv() },
-  });
+  const out = execFileSync(
+    join(REPO, '.venv', 'bin', 'spindle-bootstrap-admin'),
+    ['--username', 'e2e-admin', '--rotate-token'],
+    { env: { ...process.env, ...platformEnv() } },
+  );
   return out.toString().trim();
 }
 

@@ -51,3 +51,18 @@ def _usernames(url: str) -> set[str]:
         names = set(conn.execute(text("SELECT username FROM api.users")).scalars())
     engine.dispose()
     return names
+
+
+def test_admins_delete_users_without_live_clusters_and_nothing_else(api, make_user):
+    admin, alice, bob = make_user("root-admin", is_admin=True), make_user("alice"), make_user("bob")
+    assert api.post("/products/static-web/1.0", json={}, headers=bearer(bob)).status_code == 202
+
+    assert api.delete("/admin/users/alice", headers=bearer(bob)).status_code == 403
+    refused = api.delete("/admin/users/bob", headers=bearer(admin))
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "USER_HAS_CLUSTERS"
+    assert api.get("/me", headers=bearer(bob)).status_code == 200, "a refused delete changes nothing"
+    assert api.delete("/admin/users/root-admin", headers=bearer(admin)).json()["error"]["code"] == "CANNOT_DELETE_SELF"
+    assert api.delete("/admin/users/nobody", headers=bearer(admin)).status_code == 404
+
+    assert api.delete("/admin/users/alice", headers=bearer(admin)).status_code == 204
+    assert api.get("/me", headers=bearer(alice)).status_code == 401, "the deleted user's token is gone with them"

@@ -1,11 +1,11 @@
 """Users and their API tokens: admins create users; everyone can see who they are."""
 import re
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import select
 
-from spindle_api.api.deps import AdminUser, CurrentUser, SessionDep
+from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep
 from spindle_api.models import User
 from spindle_api.tokens import issue_token
 from spindle_common.errors import ApiError
@@ -52,3 +52,22 @@ def create_user(body: NewUser, _: AdminUser, session: SessionDep) -> CreatedUser
     token = issue_token(session, user)
     session.commit()
     return CreatedUser(username=user.username, is_admin=user.is_admin, token=token)
+
+
+@router.delete("/admin/users/{username}", status_code=204)
+def delete_user(username: str, admin: AdminUser, session: SessionDep, orchestrator: OrchestratorDep) -> Response:
+    """Delete a user and their tokens. Refused for yourself and for a user who still has clusters
+    that are not destroyed (delete those first), so no cluster is left without an owner."""
+    if username == admin.username:
+        raise ApiError(409, "CANNOT_DELETE_SELF", "admins cannot delete themselves", {"username": username})
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise ApiError(404, "USER_NOT_FOUND", f"no user {username!r}", {"username": username})
+    live = [c["id"] for c in orchestrator.request("GET", "/clusters", params={"owner": username, "page_size": 500})["items"]
+            if c["state"] != "DESTROYED"]
+    if live:
+        raise ApiError(409, "USER_HAS_CLUSTERS", f"{username} still has {len(live)} clusters; delete them first",
+                       {"username": username, "clusters": live})
+    session.delete(user)
+    session.commit()
+    return Response(status_code=204)
