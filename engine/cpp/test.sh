@@ -1,5 +1,7 @@
 #!/bin/sh
-# Build engine/cpp and run its C++ unit and end-to-end tests (no Python needed).
+# Build engine/cpp and run its C++ unit and end-to-end tests. Python is needed only for the
+# cluster-mode tests (test-remote fetches from spindle_engine.fileserver); they are skipped
+# with a message when no Python can import it (SPINDLE_PYTHON picks the interpreter).
 # Exits non-zero on any failure. Extra arguments: FORMAT fixture files written by another
 # language (partition files; an optional NAME.expected.json beside each), decoded by test-codec.
 set -eu
@@ -13,4 +15,15 @@ timeout 300 "$CPP/build/test-executor" "$CPP/build" 2>"$CPP/build/test-executor.
   tail -20 "$CPP/build/test-executor.log" >&2
   exit "$status"
 }
+PY="${SPINDLE_PYTHON:-$CPP/../../.venv/bin/python}"
+[ -x "$PY" ] || PY="$(command -v python3 || true)"
+if [ -n "$PY" ] && PYTHONPATH="$CPP/../python" "$PY" -c 'import spindle_engine.fileserver' 2>/dev/null; then
+  timeout 300 "$CPP/build/test-remote" "$CPP/build" "$PY" "$CPP/../python" 2>"$CPP/build/test-remote.log" || {
+    status=$?
+    tail -20 "$CPP/build/test-remote.log" >&2
+    exit "$status"
+  }
+else
+  echo "engine/cpp: SKIPPED test-remote (no Python importing spindle_engine.fileserver)" >&2
+fi
 echo "engine/cpp: all tests passed"

@@ -59,6 +59,14 @@ enum MergeKind {
                     // k-way merge of the runs (no re-sort), emit record only
 }
 
+/**
+ * Paths in Source.paths, right_paths and text_path are either absolute local paths or, in
+ * cluster mode, URLs `tcp://HOST:PORT/abs/path` of a file on the host whose file server listens
+ * at HOST:PORT (engine/rpc/FETCH.md). An executor whose `--advertise` is HOST:PORT reads
+ * /abs/path locally; any other executor fetches the file first. A remote TEXT text_path is
+ * fetched as exactly the bytes [offset, offset+length), which the backend aligns to line starts.
+ * Function refs may be URLs the same way (`tcp://HOST:PORT/abs/file.py:Class`).
+ */
 struct Source {
   1: required SourceKind kind,
   2: optional list<string> paths,
@@ -121,7 +129,17 @@ struct Sink {
   12: optional i64 n,               // SAMPLE_KEYS, TAKE, TOP
   13: optional list<i64> indices,   // SELECT
   14: optional i64 seed,            // SAMPLE_KEYS
+  /** STORE with cache_key: absent = keep the records as objects (MEMORY); 0..9 = keep them
+      FORMAT-encoded, zlib-compressed at this level (0 = stored uncompressed) (RAW_MEMORY). */
+  15: optional i32 compression,
 }
+
+/*
+ * Output paths (Sink.path, Sink.path_prefix) may start with `@work/`: the executor puts the
+ * file under one of its `--work` dirs (striped: the i-th such file of a process goes to dir
+ * i mod n) and reports the real absolute path in TaskResult. Executors create missing parent
+ * directories of every output path.
+ */
 
 struct Task {
   1: required string stage,         // display name, e.g. "stage 3"
@@ -139,14 +157,16 @@ struct TaskResult {
   4: optional list<string> files,                // STORE, TEXT_FILE, JSON_FILE
   5: optional i32 spill_files,                   // shuffle runs written to scratch dirs
   6: optional i64 spill_bytes,
+  7: optional i64 stored_bytes,                  // STORE in memory: bytes it holds (raw: exact)
 }
 
-/** kind: FUNCTION_NOT_FOUND | FUNCTION_FAILED | BAD_DATA | CACHE_MISS | INTERNAL */
+/** kind: FUNCTION_NOT_FOUND | FUNCTION_FAILED | BAD_DATA | CACHE_MISS | FETCH_FAILED | INTERNAL */
 exception TaskError {
   1: required string kind,
   2: required string message,
   3: optional string function,   // ref of the function at fault
   4: optional i32 partition,
+  5: optional string host,       // FETCH_FAILED: HOST:PORT of the file server that failed
 }
 
 struct ExecutorInfo {

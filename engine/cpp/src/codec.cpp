@@ -165,6 +165,40 @@ Value decodeValue(const char*& p, const char* end) {
   throw badData("unknown value tag " + std::to_string(tag));
 }
 
+void skipValue(const char*& p, const char* end) {
+  need(p, end, 1);
+  uint8_t tag = uint8_t(*p++);
+  switch (tag) {
+    case NONE:
+    case FALSE:
+    case TRUE: return;
+    case I64:
+    case F64: need(p, end, 8); p += 8; return;
+    case STR:
+    case BYTES: {
+      uint32_t n = getU32(p, end);
+      need(p, end, n);
+      p += n;
+      return;
+    }
+    case PAIR: skipValue(p, end); skipValue(p, end); return;
+    case LIST: {
+      uint32_t n = getU32(p, end);
+      for (uint32_t i = 0; i < n; i++) skipValue(p, end);
+      return;
+    }
+    case MAP: {
+      uint32_t n = getU32(p, end);
+      for (uint32_t i = 0; i < n; i++) {
+        skipValue(p, end);
+        skipValue(p, end);
+      }
+      return;
+    }
+  }
+  throw badData("unknown value tag " + std::to_string(tag));
+}
+
 Value decode(std::string_view data) {
   const char* p = data.data();
   const char* end = p + data.size();
@@ -229,6 +263,7 @@ PartitionReader::PartitionReader(const std::string& path) : path_(path) {
   if (base[4] != 1) throw badData("unsupported partition file version " +
                                   std::to_string(int(base[4])) + ": " + path);
   std::memcpy(&count_, base + 8, 8);
+  flags_ = uint8_t(base[5]);
   p_ = base + 16;
   end_ = base + size_;
 }
@@ -248,6 +283,19 @@ bool PartitionReader::next(Value& v) {
   return true;
 }
 
+bool PartitionReader::nextRaw(std::string_view& rec) {
+  if (read_ == count_) return false;
+  const char* start = p_;
+  try {
+    skipValue(p_, end_);
+  } catch (const TaskFailure& e) {
+    throw badData(std::string(e.what()) + " in " + path_ + " (record " + std::to_string(read_) + ")");
+  }
+  rec = std::string_view(start, size_t(p_ - start));
+  read_++;
+  return true;
+}
+
 std::vector<Value> readPartition(const std::string& path) {
   PartitionReader r(path);
   std::vector<Value> out;
@@ -257,10 +305,10 @@ std::vector<Value> readPartition(const std::string& path) {
   return out;
 }
 
-PartitionWriter::PartitionWriter(const std::string& path) : path_(path) {
+PartitionWriter::PartitionWriter(const std::string& path, uint8_t flags) : path_(path) {
   f_ = std::fopen(path.c_str(), "wb");
   if (!f_) throw TaskFailure("INTERNAL", sysError("cannot create", path));
-  char header[16] = {'S', 'P', 'D', 'L', 1, 0, 0, 0};
+  char header[16] = {'S', 'P', 'D', 'L', 1, char(flags), 0, 0};
   buf_.append(header, 16);
 }
 
@@ -277,6 +325,14 @@ void PartitionWriter::flush() {
 }
 
 void PartitionWriter::write(const Value& v) {
+  encode(v, buf_);
+  count_++;
+  if (buf_.size() >= (1u << 20)) flush();
+}
+
+void PartitionWriter::writePair(const Value& k, const Value& v) {
+  buf_.push_back(char(PAIR));
+  encode(k, buf_);
   encode(v, buf_);
   count_++;
   if (buf_.size() >= (1u << 20)) flush();
@@ -300,10 +356,11 @@ uint64_t PartitionWriter::close() {
   return bytes_;
 }
 
-uint64_t writeEncodedPartition(const std::string& path, const std::string& encoded, uint64_t n) {
+uint64_t writeEncodedPartition(const std::string& path, const std::string& encoded, uint64_t n,
+                               uint8_t flags) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw TaskFailure("INTERNAL", sysError("cannot create", path));
-  char header[16] = {'S', 'P', 'D', 'L', 1, 0, 0, 0};
+  char header[16] = {'S', 'P', 'D', 'L', 1, char(flags), 0, 0};
   std::memcpy(header + 8, &n, 8);
   bool ok = std::fwrite(header, 1, 16, f) == 16 &&
             std::fwrite(encoded.data(), 1, encoded.size(), f) == encoded.size();

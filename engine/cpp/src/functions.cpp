@@ -13,7 +13,16 @@ namespace {
 std::mutex g_libs_mutex;
 std::map<std::string, void*> g_libs;  // path -> dlopen handle (never closed)
 
-void* openLibrary(const std::string& path, const std::string& ref) {
+/** The library of `ref` at `pathOrUrl` (fetched first if on another host), opened once. */
+void* openLibrary(const std::string& pathOrUrl, const std::string& ref, Fetcher& fetcher) {
+  std::string path;
+  try {
+    path = fetcher.library(pathOrUrl);
+  } catch (const TaskFailure& e) {
+    TaskFailure f(e.kind, "function " + ref + ": " + e.what(), ref);
+    f.host = e.host;
+    throw f;
+  }
   std::lock_guard<std::mutex> lock(g_libs_mutex);
   auto it = g_libs.find(path);
   if (it != g_libs.end()) return it->second;
@@ -56,7 +65,7 @@ LoadedFunction* FunctionCache::load(const rpc::Function& fn, unsigned accepted, 
       throw TaskFailure("FUNCTION_NOT_FOUND",
                         "bad C++ function reference (want /path/lib.so:symbol): " + ref, ref);
     std::string path = ref.substr(0, colon), symbol = ref.substr(colon + 1);
-    void* h = openLibrary(path, ref);
+    void* h = openLibrary(path, ref, fetcher_);
     void* sym = dlsym(h, symbol.c_str());
     if (!sym) sym = dlsym(h, ("spindle_export_" + symbol).c_str());
     if (!sym)

@@ -1,5 +1,6 @@
-// User functions by reference ("/abs/lib.so:symbol"): libraries are dlopen()ed once per
-// process; instances are created per connection (so concurrent tasks never share one).
+// User functions by reference ("/abs/lib.so:symbol", or "tcp://HOST:PORT/abs/lib.so:symbol",
+// fetched once per process): libraries are dlopen()ed once per process; instances are created
+// per connection (so concurrent tasks never share one).
 #pragma once
 
 #include <map>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "executor_types.h"
+#include "fetch.hpp"
 #include "spindle/api.hpp"
 
 namespace spindle {
@@ -27,11 +29,13 @@ const char* kindName(abi::Kind k);
 /** Per-connection cache of function instances. */
 class FunctionCache {
  public:
+  explicit FunctionCache(Fetcher& fetcher) : fetcher_(fetcher) {}
   /** The instance for `fn`; throws FUNCTION_NOT_FOUND if it cannot be loaded or its kind is
       not one of `accepted` (a bit mask of 1 << Kind). */
   LoadedFunction* load(const rpc::Function& fn, unsigned accepted, const char* use);
 
  private:
+  Fetcher& fetcher_;
   std::map<std::string, std::unique_ptr<LoadedFunction>> cache_;
 };
 

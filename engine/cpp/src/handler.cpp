@@ -18,12 +18,14 @@ void ExecutorHandler::hello(rpc::ExecutorInfo& info, const std::map<std::string,
 void ExecutorHandler::run(rpc::TaskResult& result, const rpc::Task& task) {
   TaskEnv env(ex_, functions_, ctx_);
   env.memory = ex_.memory / std::max(1, ex_.cores);
-  auto fail = [&](const std::string& kind, const std::string& msg, const std::string& fn) {
+  auto fail = [&](const std::string& kind, const std::string& msg, const std::string& fn,
+                  const std::string& host = "") {
     rpc::TaskError err;
     err.kind = kind;
     err.message = msg;
     err.__set_function_(fn);
     err.__set_partition(task.partition);
+    if (!host.empty()) err.__set_host(host);
     std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition
               << ": " << kind << (fn.empty() ? "" : " in " + fn) << ": " << msg << std::endl;
     throw err;
@@ -35,7 +37,7 @@ void ExecutorHandler::run(rpc::TaskResult& result, const rpc::Task& task) {
     std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition
               << ": " << result.records << " records in " << int64_t(ms) << " ms" << std::endl;
   } catch (const TaskFailure& e) {
-    fail(e.kind, e.what(), e.function);
+    fail(e.kind, e.what(), e.function, e.host);
   } catch (const BadValue& e) {
     fail("BAD_DATA", e.what(), "");
   } catch (const std::bad_alloc&) {

@@ -10,7 +10,8 @@ namespace spindle {
 
 class ExecutorHandler : public rpc::ExecutorIf {
  public:
-  ExecutorHandler(ExecutorState& ex, std::atomic<bool>& stopping) : ex_(ex), stopping_(stopping) {
+  ExecutorHandler(ExecutorState& ex, std::atomic<bool>& stopping)
+      : ex_(ex), stopping_(stopping), functions_(ex.fetcher) {
     ctx_.executor_ = ex.id;
   }
   void hello(rpc::ExecutorInfo& info, const std::map<std::string, std::string>& props) override;

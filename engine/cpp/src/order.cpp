@@ -1,5 +1,6 @@
 #include "order.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -106,6 +107,71 @@ size_t ValueHash::operator()(const Value& v) const {
       return std::hash<std::string_view>()(enc);
     }
   }
+}
+
+uint64_t stringPrefix(std::string_view s) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(b, s.data(), s.size() < 8 ? s.size() : 8);
+  uint64_t x;
+  std::memcpy(&x, b, 8);
+  return __builtin_bswap64(x);  // big-endian: unsigned order = bytewise order
+}
+
+namespace {
+
+struct SortEntry {
+  uint64_t prefix;
+  const Value* v;  // into the keys vector: pointer order = position order
+};
+
+template <bool Ascending, class Tie>
+void sortEntries(std::vector<SortEntry>& e, Tie tie) {
+  std::sort(e.begin(), e.end(), [&](const SortEntry& a, const SortEntry& b) {
+    if (a.prefix != b.prefix) return Ascending ? a.prefix < b.prefix : a.prefix > b.prefix;
+    int c = tie(*a.v, *b.v);
+    if (c != 0) return Ascending ? c < 0 : c > 0;
+    return a.v < b.v;
+  });
+}
+
+template <bool Ascending>
+void sortByKind(std::vector<SortEntry>& e, T kind) {
+  if (kind == T::String)
+    sortEntries<Ascending>(e, [](const Value& a, const Value& b) {
+      const std::string& x = a.asString();
+      const std::string& y = b.asString();
+      int c = x.compare(y);
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    });
+  else if (kind == T::Int)
+    sortEntries<Ascending>(e, [](const Value&, const Value&) { return 0; });
+  else
+    sortEntries<Ascending>(e, [](const Value& a, const Value& b) { return compareValues(a, b); });
+}
+
+}  // namespace
+
+std::vector<uint32_t> sortedOrder(const std::vector<Value>& keys, bool ascending) {
+  if (keys.size() > UINT32_MAX) throw badData("too many records in one sorted run");
+  std::vector<uint32_t> order(keys.size());
+  if (keys.empty()) return order;
+  T kind = keys[0].type();
+  if (kind != T::String && kind != T::Int) kind = T::None;
+  for (const Value& k : keys)
+    if (k.type() != kind) {
+      kind = T::None;
+      break;
+    }
+  std::vector<SortEntry> e(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    const Value& k = keys[i];
+    e[i].v = &k;
+    e[i].prefix = kind == T::String ? stringPrefix(k.asString()) : kind == T::Int ? intPrefix(k.asInt()) : 0;
+  }
+  if (ascending) sortByKind<true>(e, kind);
+  else sortByKind<false>(e, kind);
+  for (size_t i = 0; i < e.size(); i++) order[i] = uint32_t(e[i].v - keys.data());
+  return order;
 }
 
 size_t approxSize(const Value& v) {

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "spindle/value.hpp"
 
@@ -27,6 +31,17 @@ struct ValueEq {
     return a == b;
   }
 };
+
+/** An 8-byte prefix of a key whose unsigned order agrees with compareValues among keys of
+    one kind: strings (first 8 bytes big-endian, zero-padded; equal prefixes decide nothing)
+    and ints (biased; equal prefixes mean equal keys). */
+uint64_t stringPrefix(std::string_view s);
+inline uint64_t intPrefix(int64_t x) { return uint64_t(x) ^ (uint64_t(1) << 63); }
+
+/** The positions 0..n-1 of `keys` in sorted order (ascending or descending), equal keys in
+    position order (a stable sort). Keys of one kind (all strings, all ints) are sorted by an
+    inline prefix, touching the values themselves only on prefix ties. */
+std::vector<uint32_t> sortedOrder(const std::vector<Value>& keys, bool ascending);
 
 /** Rough bytes a value takes in memory, for spill decisions. */
 size_t approxSize(const Value& v);

@@ -1,6 +1,4 @@
 // Where a task's records go: storage, counts, action results, text files. Shuffles: shuffle.cpp.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -24,29 +22,43 @@ rpc::TaskResult withValue(int64_t records, const Value& v) {
   return r;
 }
 
+/** STORE: to a file and/or the cache, as objects or (with `compression`) encoded bytes. */
 class StoreSink : public Sink {
  public:
-  StoreSink(const rpc::Sink& s, TaskEnv& env) : s_(s), env_(env) {}
+  StoreSink(const rpc::Sink& s, TaskEnv& env)
+      : s_(s), env_(env), raw_(s.__isset.compression && hasKey()) {}
   bool push(Value&& v) override {
-    records_.push_back(std::move(v));
+    if (raw_) encode(v, encoded_);
+    else records_.push_back(std::move(v));
+    count_++;
     return true;
   }
   rpc::TaskResult result() override {
     rpc::TaskResult r;
-    r.records = int64_t(records_.size());
+    r.records = int64_t(count_);
     if (s_.__isset.path && !s_.path.empty()) {
-      writePartition(s_.path, records_);
-      r.__set_files({s_.path});
+      std::string path = env_.ex.work.output(s_.path);
+      if (raw_) writeEncodedPartition(path, encoded_, count_);
+      else writePartition(path, records_);
+      r.__set_files({path});
     }
-    if (s_.__isset.cache_key && !s_.cache_key.empty())
-      env_.ex.cache.put(s_.cache_key, std::make_shared<const Partition>(std::move(records_)));
+    if (hasKey()) {
+      auto p = raw_ ? CachedPartition::raw(std::move(encoded_), count_, s_.compression)
+                    : CachedPartition::objects(std::move(records_));
+      r.__set_stored_bytes(p->storedBytes());
+      env_.ex.cache.put(s_.cache_key, std::move(p));
+    }
     return r;
   }
 
  private:
+  bool hasKey() const { return s_.__isset.cache_key && !s_.cache_key.empty(); }
   const rpc::Sink& s_;
   TaskEnv& env_;
+  bool raw_;
   Partition records_;
+  std::string encoded_;
+  uint64_t count_ = 0;
 };
 
 class CountSink : public Sink {
@@ -207,21 +219,11 @@ class SelectSink : public Sink {
   List out_;
 };
 
-void makeParents(const std::string& path) {
-  for (size_t i = 1; i < path.size(); i++) {
-    if (path[i] != '/') continue;
-    std::string dir = path.substr(0, i);
-    if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-      throw TaskFailure("INTERNAL", "cannot create directory " + dir + ": " + std::strerror(errno));
-  }
-}
-
 class LinesSink : public Sink {
  public:
-  LinesSink(const std::string& path, bool json) : path_(path), json_(json) {
-    makeParents(path);
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) throw TaskFailure("INTERNAL", "cannot create " + path + ": " + std::strerror(errno));
+  LinesSink(const std::string& path, TaskEnv& env, bool json) : path_(env.ex.work.output(path)), json_(json) {
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) throw TaskFailure("INTERNAL", "cannot create " + path_ + ": " + std::strerror(errno));
   }
   ~LinesSink() override {
     if (f_) std::fclose(f_);
@@ -272,8 +274,8 @@ std::unique_ptr<Sink> buildSink(const rpc::Sink& s, TaskEnv& env) {
     case rpc::SinkKind::TAKE: return std::make_unique<TakeSink>(s.n);
     case rpc::SinkKind::TOP: return std::make_unique<TopSink>(s, env);
     case rpc::SinkKind::SELECT: return std::make_unique<SelectSink>(s.indices);
-    case rpc::SinkKind::TEXT_FILE: return std::make_unique<LinesSink>(s.path, false);
-    case rpc::SinkKind::JSON_FILE: return std::make_unique<LinesSink>(s.path, true);
+    case rpc::SinkKind::TEXT_FILE: return std::make_unique<LinesSink>(s.path, env, false);
+    case rpc::SinkKind::JSON_FILE: return std::make_unique<LinesSink>(s.path, env, true);
   }
   throw badData("unknown sink kind " + std::to_string(int(s.kind)));
 }

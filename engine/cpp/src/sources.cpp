@@ -97,44 +97,97 @@ void join(const rpc::Source& src, Stage* head) {
   });
 }
 
-/** k-way merge of sorted runs of (sortkey, record) pairs; ties go to the earlier run. */
+/** k-way merge of sorted runs of (sortkey, record) pairs, or of bare records that are their
+    own keys (SELF_KEYED runs), also mixed; ties go to the earlier run. The runs' heads stay
+    encoded (string keys compared by an inline prefix, then bytewise); only the record that
+    comes next is decoded. */
 void sortedRuns(const rpc::Source& src, Stage* head) {
   bool ascending = !(src.__isset.ascending && !src.ascending);
   struct Run {
     std::unique_ptr<PartitionReader> reader;
-    Value cur;
+    bool self = false;
+    std::string_view key, rec;  // encodings of the head's sort key and record
+    bool str = false;           // the key is a string: compare prefix, then key.substr(5)
+    uint64_t prefix = 0;
+    Value keyValue;             // the decoded key unless it is a string
+    bool next() {
+      std::string_view r;
+      if (!reader->nextRaw(r)) return false;
+      if (self) key = rec = r;
+      else {
+        if (uint8_t(r[0]) != 7) requirePair(decode(r), "sorted run");
+        const char* p = r.data() + 1;
+        const char* end = r.data() + r.size();
+        skipValue(p, end);
+        key = std::string_view(r.data() + 1, size_t(p - r.data() - 1));
+        rec = std::string_view(p, size_t(end - p));
+      }
+      str = uint8_t(key[0]) == 5;
+      if (str) prefix = stringPrefix(key.substr(5));
+      else keyValue = decode(key);
+      return true;
+    }
   };
   std::vector<Run> runs;
   for (const std::string& p : src.paths) {
-    Run r{std::make_unique<PartitionReader>(p), Value()};
-    if (r.reader->next(r.cur)) {
-      requirePair(r.cur, "sorted run");
-      runs.push_back(std::move(r));
-    }
+    Run r;
+    r.reader = std::make_unique<PartitionReader>(p);
+    r.self = r.reader->flags() & kSelfKeyed;
+    if (r.next()) runs.push_back(std::move(r));
   }
-  // The heap's top is the run whose head comes first.
-  auto after = [&](size_t a, size_t b) {
-    int c = compareValues(runs[a].cur.first(), runs[b].cur.first());
-    if (!ascending) c = -c;
-    return c != 0 ? c > 0 : a > b;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(after)> heap(after);
-  for (size_t i = 0; i < runs.size(); i++) heap.push(i);
-  while (!heap.empty()) {
-    size_t i = heap.top();
-    heap.pop();
-    Run& r = runs[i];
-    if (!head->push(std::move(r.cur.second()))) return;
-    if (r.reader->next(r.cur)) {
-      requirePair(r.cur, "sorted run");
-      heap.push(i);
+  auto compare = [](const Run& a, const Run& b) -> int {
+    if (a.str && b.str) {
+      if (a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+      int c = a.key.substr(5).compare(b.key.substr(5));
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
+    if (!a.str && !b.str) return compareValues(a.keyValue, b.keyValue);
+    return compareValues(a.str ? decode(a.key) : a.keyValue, b.str ? decode(b.key) : b.keyValue);
+  };
+  // A binary heap of run indexes; the front is the run whose head comes first.
+  auto before = [&](uint32_t a, uint32_t b) {
+    int c = compare(runs[a], runs[b]);
+    if (!ascending) c = -c;
+    return c != 0 ? c < 0 : a < b;
+  };
+  std::vector<uint32_t> heap;
+  auto siftDown = [&](size_t i) {
+    size_t n = heap.size();
+    for (;;) {
+      size_t l = 2 * i + 1, best = i;
+      if (l < n && before(heap[l], heap[best])) best = l;
+      if (l + 1 < n && before(heap[l + 1], heap[best])) best = l + 1;
+      if (best == i) return;
+      std::swap(heap[i], heap[best]);
+      i = best;
+    }
+  };
+  for (size_t i = 0; i < runs.size(); i++) heap.push_back(uint32_t(i));
+  for (size_t i = heap.size() / 2; i-- > 0;) siftDown(i);
+  while (!heap.empty()) {
+    Run& r = runs[heap[0]];
+    if (!head->push(decode(r.rec))) return;
+    if (!r.next()) {
+      heap[0] = heap.back();
+      heap.pop_back();
+    }
+    if (!heap.empty()) siftDown(0);
   }
 }
 
 }  // namespace
 
-void runSource(const rpc::Source& src, TaskEnv& env, Stage* head) {
+/** `src` with every input a local path: remote ones fetched (env.inputs deletes them). */
+static rpc::Source localized(const rpc::Source& remote, TaskEnv& env) {
+  rpc::Source src = remote;
+  if (src.__isset.paths) src.paths = env.inputs.local(src.paths);
+  if (src.__isset.right_paths) src.right_paths = env.inputs.local(src.right_paths);
+  if (src.__isset.text_path) src.text_path = env.inputs.localSplit(src.text_path, src.offset, src.length);
+  return src;
+}
+
+void runSource(const rpc::Source& remote, TaskEnv& env, Stage* head) {
+  const rpc::Source src = localized(remote, env);
   switch (src.kind) {
     case rpc::SourceKind::FILES:
       pushFiles(src.paths, [&](Value&& v) { return head->push(std::move(v)); });
@@ -146,8 +199,7 @@ void runSource(const rpc::Source& src, TaskEnv& env, Stage* head) {
     case rpc::SourceKind::CACHED: {
       auto part = env.ex.cache.get(src.cache_key);
       if (!part) throw TaskFailure("CACHE_MISS", "partition " + src.cache_key + " is not cached here");
-      for (const Value& v : *part)
-        if (!head->push(Value(v))) break;
+      part->forEach([&](Value&& v) { return head->push(std::move(v)); });
       break;
     }
     case rpc::SourceKind::SHUFFLE: {

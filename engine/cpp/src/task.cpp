@@ -6,22 +6,6 @@
 
 namespace spindle {
 
-std::shared_ptr<const Partition> PartitionCache::get(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = parts_.find(key);
-  return it == parts_.end() ? nullptr : it->second;
-}
-
-void PartitionCache::put(const std::string& key, std::shared_ptr<const Partition> p) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  parts_[key] = std::move(p);
-}
-
-void PartitionCache::drop(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  parts_.erase(key);
-}
-
 LoadedFunction* TaskEnv::function(const rpc::Function& fn, unsigned accepted, const char* use) {
   LoadedFunction* lf = fns.load(fn, accepted, use);
   if (std::find(used.begin(), used.end(), lf) == used.end()) used.push_back(lf);

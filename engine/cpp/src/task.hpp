@@ -8,26 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "cache.hpp"
 #include "errors.hpp"
 #include "executor_types.h"
+#include "fetch.hpp"
 #include "functions.hpp"
 #include "spindle/api.hpp"
+#include "workdirs.hpp"
 
 namespace spindle {
-
-using Partition = std::vector<Value>;
-
-/** Partitions kept in memory under cache keys, shared by all connections of the process. */
-class PartitionCache {
- public:
-  std::shared_ptr<const Partition> get(const std::string& key);
-  void put(const std::string& key, std::shared_ptr<const Partition> p);
-  void drop(const std::string& key);
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Partition>> parts_;
-};
 
 /** What the process gives every task. */
 struct ExecutorState {
@@ -35,6 +24,10 @@ struct ExecutorState {
   int32_t cores = 1;
   int64_t memory = int64_t(1) << 30;
   std::vector<std::string> scratch;
+  std::string bind = "127.0.0.1";
+  std::vector<int> affinity;  // --affinity: cpu of connection i = affinity[i mod n]
+  WorkDirs work;              // --work, for `@work/` outputs
+  Fetcher fetcher;            // --advertise, --fetch-dir
   PartitionCache cache;
   std::atomic<uint64_t> spills{0};
 };
@@ -49,8 +42,9 @@ struct TaskEnv {
   std::vector<LoadedFunction*> used;
   int32_t spillFiles = 0;
   int64_t spillBytes = 0;
+  TaskInputs inputs;  // local copies of remote inputs, deleted with the task
 
-  TaskEnv(ExecutorState& e, FunctionCache& f, Context& c) : ex(e), fns(f), ctx(c) {}
+  TaskEnv(ExecutorState& e, FunctionCache& f, Context& c) : ex(e), fns(f), ctx(c), inputs(e.fetcher) {}
   LoadedFunction* function(const rpc::Function& fn, unsigned accepted, const char* use);
   std::string spillPath();
 };
@@ -102,6 +96,7 @@ class KeyOf {
   Value operator()(const Value& r) const;
   /** The key without copying when it is part of `r`; else computed into `scratch`. */
   const Value& ref(const Value& r, Value& scratch) const;
+  rpc::KeyMode::type mode() const { return mode_; }
 
  private:
   rpc::KeyMode::type mode_;

@@ -43,7 +43,12 @@ size_t utf8Seq(const unsigned char* s, size_t n, size_t& bad) {
 std::string utf8Repaired(const char* data, size_t n) {
   const unsigned char* s = reinterpret_cast<const unsigned char*>(data);
   size_t i = 0;
-  while (i < n && s[i] < 0x80) i++;  // ASCII fast path
+  for (uint64_t w; i + 8 <= n; i += 8) {  // ASCII fast path, 8 bytes at a time
+    std::memcpy(&w, data + i, 8);
+    if (w & 0x8080808080808080ull) break;
+  }
+  while (i < n && s[i] < 0x80) i++;
+  if (i == n) return std::string(data, n);
   std::string out(data, i);
   while (i < n) {
     size_t bad = 0;

@@ -1,138 +1,14 @@
 // End-to-end test of spindle-cpp-executor: starts the binary, talks Thrift to it like the
 // backend does, and checks every source, op and sink kind on real files.
 // Usage: test-executor BUILD_DIR
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <thrift/protocol/TBinaryProtocol.h>
-#include <thrift/transport/TBufferTransports.h>
-#include <thrift/transport/TSocket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
 
-#include "Executor.h"
-#include "check.hpp"
-#include "codec.hpp"
+#include "harness.hpp"
 #include "order.hpp"
-
-using namespace spindle;
-using namespace apache::thrift;
-
-static std::string g_build, g_tmp;
-
-struct Proc {
-  pid_t pid = -1;
-  int stdinFd = -1;
-  int port = 0;
-};
-
-static Proc startExecutor(int id, long long memory, int cores) {
-  int in[2], out[2];
-  if (pipe(in) != 0 || pipe(out) != 0) std::abort();
-  Proc p;
-  p.port = 20000 + int(getpid() % 20000) + id;
-  p.pid = fork();
-  if (p.pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    close(in[1]);
-    close(out[0]);
-    std::string exe = g_build + "/spindle-cpp-executor";
-    std::string port = std::to_string(p.port), sid = std::to_string(id), mem = std::to_string(memory),
-                c = std::to_string(cores), scratch = g_tmp + "/scratch1," + g_tmp + "/scratch2";
-    execl(exe.c_str(), exe.c_str(), "--port", port.c_str(), "--id", sid.c_str(), "--cores", c.c_str(),
-          "--memory", mem.c_str(), "--scratch", scratch.c_str(), "--future-flag", "x", (char*)nullptr);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  p.stdinFd = in[1];
-  char buf[64] = {0};
-  ssize_t n = read(out[0], buf, sizeof buf - 1);
-  CHECK(n > 0 && std::string(buf).rfind("READY " + std::to_string(p.port), 0) == 0);
-  close(out[0]);
-  return p;
-}
-
-struct Client {
-  std::shared_ptr<transport::TTransport> trans;
-  std::unique_ptr<rpc::ExecutorClient> c;
-  explicit Client(int port) {
-    auto sock = std::make_shared<transport::TSocket>("127.0.0.1", port);
-    trans = std::make_shared<transport::TBufferedTransport>(sock);
-    auto proto = std::make_shared<protocol::TBinaryProtocol>(trans);
-    c = std::make_unique<rpc::ExecutorClient>(proto);
-    trans->open();
-  }
-};
-
-static rpc::Function fn(const std::string& lib, const std::string& sym) {
-  rpc::Function f;
-  f.ref = g_build + "/examples/lib" + lib + ".so:" + sym;
-  return f;
-}
-
-static rpc::Op op(rpc::OpKind::type kind, const rpc::Function* f = nullptr) {
-  rpc::Op o;
-  o.kind = kind;
-  if (f) o.__set_fn(*f);
-  return o;
-}
-
-static rpc::Task task(rpc::Source src, std::vector<rpc::Op> ops, rpc::Sink sink, int partition = 0) {
-  rpc::Task t;
-  t.stage = "test";
-  t.partition = partition;
-  t.source = std::move(src);
-  t.ops = std::move(ops);
-  t.sink = std::move(sink);
-  return t;
-}
-
-static rpc::Source files(std::vector<std::string> paths) {
-  rpc::Source s;
-  s.kind = rpc::SourceKind::FILES;
-  s.__set_paths(std::move(paths));
-  return s;
-}
-
-static rpc::Source shuffle(rpc::MergeKind::type merge, std::vector<std::string> paths) {
-  rpc::Source s;
-  s.kind = rpc::SourceKind::SHUFFLE;
-  s.__set_merge(merge);
-  s.__set_paths(std::move(paths));
-  return s;
-}
-
-static rpc::Sink sinkOf(rpc::SinkKind::type kind) {
-  rpc::Sink s;
-  s.kind = kind;
-  return s;
-}
-
-static Value resultValue(const rpc::TaskResult& r) { return decode(r.value); }
-
-static std::string errorKind(Client& cl, const rpc::Task& t, std::string* function = nullptr) {
-  try {
-    rpc::TaskResult r;
-    cl.c->run(r, t);
-  } catch (const rpc::TaskError& e) {
-    if (function) *function = e.function_;
-    return e.kind;
-  }
-  return "none";
-}
-
-static std::vector<Value> ints(int64_t from, int64_t to) {
-  std::vector<Value> v;
-  for (int64_t i = from; i < to; i++) v.push_back(Value((long long)i));
-  return v;
-}
 
 static void basics(Client& cl) {
   rpc::ExecutorInfo info;
@@ -418,6 +294,133 @@ static void sorting(Client& cl, bool spill, bool ascending) {
   CHECK(got == all);
 }
 
+static int fileFlags(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return -1;
+  unsigned char h[16];
+  size_t n = std::fread(h, 1, 16, f);
+  std::fclose(f);
+  return n == 16 ? int(h[5]) : -1;
+}
+
+/** RANGE_SHUFFLE of `parts` (partition files) with `key`/`mode`, then SORTED_RUNS per bucket. */
+static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts, rpc::KeyMode::type mode,
+                                    const rpc::Function* key, const List& bounds, bool ascending,
+                                    const std::string& name, int* spills, std::vector<int>* flags) {
+  int buckets = int(bounds.size()) + 1;
+  std::map<int32_t, std::vector<std::string>> runs;
+  for (size_t p = 0; p < parts.size(); p++) {
+    rpc::Sink rs = sinkOf(rpc::SinkKind::RANGE_SHUFFLE);
+    rs.__set_buckets(buckets);
+    rs.__set_bounds(encode(Value(bounds)));
+    rs.__set_ascending(ascending);
+    rs.__set_key_mode(mode);
+    if (key) rs.__set_fn(*key);
+    rs.__set_path_prefix(g_tmp + "/" + name + "-" + std::to_string(p));
+    rpc::TaskResult r;
+    cl.c->run(r, task(files({parts[p]}), {}, rs, int(p)));
+    if (spills) *spills += r.spill_files;
+    for (auto& [b, fs] : r.buckets)
+      for (auto& f : fs) {
+        runs[b].push_back(f);
+        if (flags) flags->push_back(fileFlags(f));
+      }
+  }
+  std::vector<Value> got;
+  for (int b = 0; b < buckets; b++) {
+    rpc::Source src = shuffle(rpc::MergeKind::SORTED_RUNS, runs[b]);
+    src.__set_ascending(ascending);
+    rpc::Sink take = sinkOf(rpc::SinkKind::TAKE);
+    take.__set_n(1 << 30);
+    rpc::TaskResult r;
+    cl.c->run(r, task(src, {}, take, b));
+    Value part = resultValue(r);
+    for (Value& v : part.asList()) got.push_back(v);
+  }
+  return got;
+}
+
+/** SELF_KEYED runs (WHOLE keys, or a key function returning the record), pair runs, both
+    merged within one bucket; string keys sharing long prefixes; spills; mixed kinds. */
+static void sortedRunKinds(Client& cl, Client& tiny) {
+  std::mt19937_64 rng(21);
+  const char* stems[] = {"", "a", "ab", "abcdefgh", "abcdefghi", "abcdefgh\x01", "zz", "h\xC3\xA9llo", "abcdefg"};
+  std::vector<std::string> parts;
+  std::vector<Value> all;
+  for (int p = 0; p < 3; p++) {
+    std::vector<Value> recs;
+    for (int i = 0; i < 500; i++) {
+      std::string s = stems[rng() % 9];
+      int extra = int(rng() % 4);
+      for (int j = 0; j < extra; j++) s.push_back(char('a' + rng() % 3));
+      recs.push_back(Value(s));
+    }
+    parts.push_back(g_tmp + "/runs-in-" + std::to_string(p) + ".bin");
+    writePartition(parts.back(), recs);
+    all.insert(all.end(), recs.begin(), recs.end());
+  }
+  List bounds{Value("abcdefgh"), Value("abcdefgha"), Value("b")};
+  rpc::Function identity = fn("basic", "Identity"), first = fn("basic", "FirstChar");
+  for (bool ascending : {true, false}) {
+    auto cmp = [&](const Value& a, const Value& b) {
+      return ascending ? compareValues(a, b) < 0 : compareValues(a, b) > 0;
+    };
+    std::vector<Value> want = all;
+    std::stable_sort(want.begin(), want.end(), cmp);
+    for (int variant = 0; variant < 3; variant++) {  // WHOLE, FUNCTION identity, and spilling
+      std::vector<int> flags;
+      int spills = 0;
+      auto mode = variant == 0 ? rpc::KeyMode::WHOLE : rpc::KeyMode::FUNCTION;
+      std::vector<Value> got = rangeSort(variant == 2 ? tiny : cl, parts, mode, variant ? &identity : nullptr,
+                                         bounds, ascending, "self" + std::to_string(variant) + std::to_string(ascending),
+                                         &spills, &flags);
+      CHECK(got == want);
+      CHECK(!flags.empty());
+      for (int f : flags) CHECK_EQ(f, 1);  // every run SELF_KEYED
+      CHECK(variant == 2 ? spills > 0 : spills == 0);
+    }
+    // a key function of its own: pair runs, ties in input order
+    std::vector<Value> want2 = all;
+    std::stable_sort(want2.begin(), want2.end(), [&](const Value& a, const Value& b) {
+      Value ka(a.asString().substr(0, a.asString().empty() ? 0 : 1)), kb(b.asString().substr(0, b.asString().empty() ? 0 : 1));
+      return ascending ? compareValues(ka, kb) < 0 : compareValues(ka, kb) > 0;
+    });
+    std::vector<int> flags;
+    List charBounds{Value("a"), Value("b")};
+    std::vector<Value> got = rangeSort(cl, parts, rpc::KeyMode::FUNCTION, &first, charBounds, ascending,
+                                       "pairs" + std::to_string(ascending), nullptr, &flags);
+    CHECK(got == want2);
+    for (int f : flags) CHECK_EQ(f, 0);
+  }
+
+  // One bucket holding a SELF_KEYED run and a pair run: ties go to the earlier file.
+  std::string selfRun = g_tmp + "/mixed-self.bin", pairRun = g_tmp + "/mixed-pairs.bin";
+  writeEncodedPartition(selfRun, encode(Value("a")) + encode(Value("b")) + encode(Value("d")), 3, kSelfKeyed);
+  writePartition(pairRun, {Value::pair("b", "b-pair"), Value::pair("c", "c-pair"), Value::pair("d", "d-pair"),
+                           Value::pair("e", "e-pair")});
+  for (bool selfFirst : {true, false}) {
+    rpc::Source src = shuffle(rpc::MergeKind::SORTED_RUNS, selfFirst ? std::vector<std::string>{selfRun, pairRun}
+                                                                    : std::vector<std::string>{pairRun, selfRun});
+    rpc::Sink take = sinkOf(rpc::SinkKind::TAKE);
+    take.__set_n(100);
+    rpc::TaskResult r;
+    cl.c->run(r, task(src, {}, take));
+    List want = selfFirst ? List{"a", "b", "b-pair", "c-pair", "d", "d-pair", "e-pair"}
+                          : List{"a", "b-pair", "b", "c-pair", "d-pair", "d", "e-pair"};
+    CHECK(resultValue(r) == Value(want));
+  }
+
+  // Keys that are not their records and of another kind (pairs of ints), and mixed int/float
+  // keys compared as numbers (equal ones keep their input order).
+  std::string nums = g_tmp + "/runs-nums.bin";
+  writePartition(nums, {Value(3), Value(1.5), Value(2), Value(1.0), Value(1), Value(-4), Value(2.0)});
+  rpc::Function tag = fn("basic", "Tag");
+  std::vector<Value> got = rangeSort(cl, {nums}, rpc::KeyMode::FUNCTION, &tag, List{}, true, "tagged", nullptr, nullptr);
+  CHECK(got == (std::vector<Value>{Value(-4), Value(1.0), Value(1), Value(1.5), Value(2), Value(2.0), Value(3)}));
+  got = rangeSort(cl, {nums}, rpc::KeyMode::WHOLE, nullptr, List{Value(2)}, false, "numsdesc", nullptr, nullptr);
+  CHECK(got == (std::vector<Value>{Value(3), Value(2), Value(2.0), Value(1.5), Value(1.0), Value(1), Value(-4)}));
+}
+
 int main(int argc, char** argv) {
   g_build = argc > 1 ? argv[1] : "build";
   char tmpl[] = "/tmp/spindle-cpp-e2e-XXXXXX";
@@ -441,6 +444,7 @@ int main(int argc, char** argv) {
     sorting(cl, false, false);
     sorting(tiny, true, true);
     sorting(tiny, true, false);
+    sortedRunKinds(cl, tiny);
     cl.c->shutdown();
   }
   int status = 0;

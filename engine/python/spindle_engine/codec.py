@@ -1,5 +1,7 @@
 """Encoder and decoder of the engine's binary data format (see engine/FORMAT.md)."""
 
+import itertools
+import os
 import struct
 import zlib
 
@@ -8,6 +10,7 @@ from .errors import BadData
 MAGIC = b"SPDL"
 VERSION = 1
 HEADER = struct.Struct("<4sBBHQ")
+SELF_KEYED = 0x01  # header flag of a sorted run: its records are their own sort keys (FORMAT.md)
 _I64 = struct.Struct("<q")
 _U32 = struct.Struct("<I")
 _F64 = struct.Struct("<d")
@@ -18,8 +21,8 @@ _PAIR_STR = struct.Struct("<BBI")
 _I64_LIMIT = 1 << 63
 
 
-def encode_into(out, v):
-    """Append the encoding of value `v` to bytearray `out`."""
+def py_encode_into(out, v):
+    """Append the encoding of value `v` to bytearray `out` (pure Python; see _codec.c)."""
     t = type(v)
     if t is tuple and len(v) == 2 and type(v[0]) is str:  # fast path: (word, count) pairs
         a, b = v
@@ -32,7 +35,7 @@ def encode_into(out, v):
         if type(b) is int and -_I64_LIMIT <= b < _I64_LIMIT:
             out += _TAG_I64.pack(3, b)
         else:
-            encode_into(out, b)
+            py_encode_into(out, b)
         return
     if t is str:
         try:
@@ -48,8 +51,8 @@ def encode_into(out, v):
             raise BadData(f"int {v} does not fit in i64") from None
     elif t is tuple and len(v) == 2:
         out.append(7)
-        encode_into(out, v[0])
-        encode_into(out, v[1])
+        py_encode_into(out, v[0])
+        py_encode_into(out, v[1])
     elif t is float:
         out += _TAG_F64.pack(4, v)
     elif v is None:
@@ -59,14 +62,14 @@ def encode_into(out, v):
     elif t is list or t is tuple:
         out += _TAG_U32.pack(8, len(v))
         for x in v:
-            encode_into(out, x)
+            py_encode_into(out, x)
     elif t is dict:
         out += _TAG_U32.pack(9, len(v))
         for k, x in v.items():
-            encode_into(out, k)
-            encode_into(out, x)
+            py_encode_into(out, k)
+            py_encode_into(out, x)
     elif t is bytes or t is bytearray or t is memoryview:
-        out += _TAG_U32.pack(6, len(v))
+        out += _TAG_U32.pack(6, v.nbytes if t is memoryview else len(v))  # bytes, not items
         out += v
     else:
         raise BadData(f"type {t.__name__} is not supported by the engine format")
@@ -79,8 +82,8 @@ def encode(v):
     return bytes(out)
 
 
-def decode_at(buf, pos):
-    """Decode the value at `pos` of `buf`; return (value, next position)."""
+def py_decode_at(buf, pos):
+    """Decode the value at `pos` of `buf`; return (value, next position) (pure Python)."""
     tag = buf[pos]
     pos += 1
     if tag == 5:
@@ -100,10 +103,10 @@ def decode_at(buf, pos):
             a = str(buf[pos:pos + n], "utf-8")
             pos += n
         else:
-            a, pos = decode_at(buf, pos)
+            a, pos = py_decode_at(buf, pos)
         if buf[pos] == 3:
             return (a, _I64.unpack_from(buf, pos + 1)[0]), pos + 9
-        b, pos = decode_at(buf, pos)
+        b, pos = py_decode_at(buf, pos)
         return (a, b), pos
     if tag == 4:
         return _F64.unpack_from(buf, pos)[0], pos + 8
@@ -118,7 +121,7 @@ def decode_at(buf, pos):
         pos += 4
         items = []
         for _ in range(n):
-            x, pos = decode_at(buf, pos)
+            x, pos = py_decode_at(buf, pos)
             items.append(x)
         return items, pos
     if tag == 9:
@@ -126,8 +129,14 @@ def decode_at(buf, pos):
         pos += 4
         d = {}
         for _ in range(n):
-            k, pos = decode_at(buf, pos)
-            d[k], pos = decode_at(buf, pos)
+            at = pos
+            k, pos = py_decode_at(buf, pos)
+            x, pos = py_decode_at(buf, pos)
+            try:
+                d[k] = x
+            except TypeError:  # e.g. a list key (a 3-tuple key is written as a list)
+                raise BadData(f"map key of type {type(k).__name__} at byte {at} cannot be a "
+                              "Python dict key") from None
         return d, pos
     if tag == 6:
         n = _U32.unpack_from(buf, pos)[0]
@@ -136,6 +145,36 @@ def decode_at(buf, pos):
             raise BadData(f"bytes of length {n} run past the end at byte {pos}")
         return bytes(buf[pos:pos + n]), pos + n
     raise BadData(f"unknown tag 0x{tag:02x} at byte {pos - 1}")
+
+
+def _py_encode_records(out, records):
+    count = 0
+    for r in records:
+        py_encode_into(out, r)
+        count += 1
+    return count
+
+
+def _py_decode_all(buf, pos, count):
+    items = []
+    for _ in range(count):
+        v, pos = py_decode_at(buf, pos)
+        items.append(v)
+    return items, pos
+
+
+try:  # the C codec (_codec.c), unless absent or SPINDLE_PURE_CODEC=1
+    if os.environ.get("SPINDLE_PURE_CODEC") == "1":
+        raise ImportError("SPINDLE_PURE_CODEC=1")
+    from . import _codec
+    _codec.set_bad_data(BadData)
+    encode_into, decode_at, decode_all = _codec.encode_into, _codec.decode_at, _codec.decode_all
+    encode_records = _codec.encode_records
+    C_CODEC = True
+except ImportError:
+    encode_into, decode_at, decode_all = py_encode_into, py_decode_at, _py_decode_all
+    encode_records = _py_encode_records
+    C_CODEC = False
 
 
 def decode(buf):
@@ -159,17 +198,14 @@ def hash_key(k):
 def write_partition(path, records):
     """Write an iterable of records as one partition file; return (count, bytes)."""
     body = bytearray()
-    count = 0
-    for r in records:
-        encode_into(body, r)
-        count += 1
+    count = encode_records(body, records)
     return write_encoded(path, body, count)
 
 
-def write_encoded(path, body, count):
+def write_encoded(path, body, count, flags=0):
     """Write already encoded records as a partition file; return (count, bytes)."""
     with open(path, "wb") as f:
-        f.write(HEADER.pack(MAGIC, VERSION, 0, 0, count))
+        f.write(HEADER.pack(MAGIC, VERSION, flags, 0, count))
         f.write(body)
     return count, HEADER.size + len(body)
 
@@ -181,13 +217,25 @@ def iter_buffer(buf, where="buffer"):
     magic, version, _flags, _res, count = HEADER.unpack_from(buf, 0)
     if magic != MAGIC or version != VERSION:
         raise BadData(f"{where}: not a version {VERSION} partition file")
-    pos = HEADER.size
+    return _iter_records(buf, HEADER.size, count, f"{where}: truncated or corrupt record")
+
+
+def _iter_records(buf, pos, count, what):
+    """Yield `count` encoded records of `buf` from `pos`; BadData starting with `what` if not."""
     try:
-        for _ in range(count):
-            v, pos = decode_at(buf, pos)
-            yield v
-    except (IndexError, struct.error, UnicodeDecodeError) as e:
-        raise BadData(f"{where}: truncated or corrupt record: {e}") from None
+        while count > 0:
+            chunk, pos = decode_all(buf, pos, min(count, 4096))
+            count -= len(chunk)
+            yield from chunk
+    except (IndexError, struct.error, UnicodeDecodeError, BadData) as e:
+        raise BadData(f"{what}: {e}") from None
+
+
+def file_flags(path):
+    """The flags byte of a partition file's header."""
+    with open(path, "rb") as f:
+        header = f.read(HEADER.size)
+    return HEADER.unpack(header)[2] if len(header) == HEADER.size else 0
 
 
 def iter_file(path):
@@ -200,3 +248,32 @@ def iter_file(path):
 def read_file(path):
     """Return the records of a partition file as a list."""
     return list(iter_file(path))
+
+
+class RawPartition:
+    """A partition kept in memory as its encoded records, zlib-compressed at `level` (0 = not)
+    (storage level RAW_MEMORY): far smaller than Python objects, decoded on each read.
+    Compressed as it is encoded, 1 MiB at a time, so storing never holds the whole encoding."""
+
+    __slots__ = ("blob", "level", "count")
+
+    def __init__(self, records, level):
+        self.level = level
+        comp = zlib.compressobj(level) if level > 0 else None
+        parts, body, count = [], bytearray(), 0
+        records = iter(records)
+        while n := encode_records(body, itertools.islice(records, 4096)):
+            count += n
+            if len(body) >= 1 << 20:
+                parts.append(comp.compress(body) if comp else bytes(body))
+                body = bytearray()
+        parts.append(comp.compress(body) + comp.flush() if comp else bytes(body))
+        self.blob = b"".join(parts)
+        self.count = count
+
+    def body(self):
+        """The encoded records (a partition file's bytes after its header)."""
+        return zlib.decompress(self.blob) if self.level > 0 else self.blob
+
+    def records(self):
+        return _iter_records(self.body(), 0, self.count, "a RAW_MEMORY partition is corrupt")

@@ -5,7 +5,7 @@ import os
 import random
 
 from .backend.plan import Shuffle, Storage, run_on_records, run_partitions
-from .codec import decode, encode, iter_file
+from .codec import decode, encode
 from .rpc import ttypes
 
 OpKind = ttypes.OpKind
@@ -17,11 +17,16 @@ MergeKind = ttypes.MergeKind
 
 
 class StorageLevel:
-    """Persistence levels: in executor memory, in files on the scratch dirs, or both."""
+    """Persistence levels: in executor memory (as objects or raw bytes), in files on the scratch
+    dirs (cluster mode: the executors' disks), or both."""
 
     MEMORY_ONLY = "MEMORY_ONLY"
+    RAW_MEMORY = "RAW_MEMORY"  # encoded and zlib-compressed (level: storage.compression)
     DISK_ONLY = "DISK_ONLY"
     MEMORY_AND_DISK = "MEMORY_AND_DISK"
+    # the seed's names
+    MEMORY = MEMORY_ONLY
+    DISK = DISK_ONLY
 
 
 class Dataset:
@@ -159,7 +164,7 @@ class Dataset:
                               partitions)
 
     def collect(self):
-        directory = self.worker.scratch_dir("collect")
+        directory = self.worker.output_dir("collect")
 
         def sink_for(p, attempt):
             return Sink(kind=SinkKind.STORE, path=os.path.join(directory, f"{p}-{attempt}.bin"))
@@ -167,8 +172,7 @@ class Dataset:
         out = []
         for result in run_partitions(self, f"collect of dataset {self.id}", sink_for):
             for path in result.files:
-                out.extend(iter_file(path))
-                os.remove(path)
+                out.extend(self.worker.read_output(result.executor, path))
         return out
 
     def count(self):

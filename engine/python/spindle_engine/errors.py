@@ -38,3 +38,13 @@ class EngineError(RuntimeError):
         self.function = function
         self.partition = partition
         self.stage = stage
+
+
+class FetchFailed(TaskFailure):
+    """An input on another host could not be fetched; `host` is its file server."""
+
+    kind = "FETCH_FAILED"
+
+    def __init__(self, message, host, function=""):
+        super().__init__(message, function)
+        self.host = host

@@ -63,8 +63,9 @@ class UserFunction:
 class FunctionLoader:
     """Loads and caches user functions for one executor process."""
 
-    def __init__(self):
+    def __init__(self, local_file=lambda path: path):
         self._loaded = {}
+        self._local_file = local_file  # path or tcp:// URL -> a readable path (hostfiles.py)
 
     def load(self, fn):
         """Return the UserFunction for a thrift Function."""
@@ -85,6 +86,7 @@ class FunctionLoader:
         if not sep or not path.endswith(".py"):
             raise FunctionNotFound(f"bad python function reference {fn.ref!r} "
                                    "(expected 'path/file.py:Class')", fn.ref)
+        path = self._local_file(path)
         if not os.path.isfile(path):
             raise FunctionNotFound(f"function file {path} does not exist", fn.ref)
         module_name = "spindle_user_" + hashlib.sha1(path.encode()).hexdigest()[:12]

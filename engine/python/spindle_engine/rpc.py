@@ -1,9 +1,12 @@
 """Generated Thrift code (engine/build.sh) and connection helpers for the executor service."""
 
+import socket
+
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 try:
+    from ._gen.spindle_agent import Agent, ttypes as agent_types
     from ._gen.spindle_rpc import Executor, ttypes
 except ImportError as e:  # pragma: no cover - only before engine/build.sh ran
     raise ImportError("spindle_engine: generated Thrift code missing; run engine/build.sh") from e
@@ -17,11 +20,36 @@ def protocol_factory():
         return TBinaryProtocol.TBinaryProtocolFactory()
 
 
-def connect(host, port, timeout_ms=None):
-    """Return (transport, Executor.Client) connected to an executor."""
+def connect(host, port, timeout_ms=None, service=Executor):
+    """Return (transport, client of `service`) connected to host:port (an executor by default)."""
     sock = TSocket.TSocket(host, port)
     if timeout_ms:
         sock.setTimeout(timeout_ms)
     transport = TTransport.TBufferedTransport(sock, 1 << 16)
     transport.open()
-    return transport, Executor.Client(protocol_factory().getProtocol(transport))
+    keepalive(sock.handle)
+    return transport, service.Client(protocol_factory().getProtocol(transport))
+
+
+def close_quietly(transport):
+    """Close a transport that may already be broken."""
+    if transport is not None:
+        try:
+            transport.close()
+        except OSError:
+            pass
+
+
+def keepalive(s):
+    """Notice a peer whose host vanished (a killed container sends no FIN) within ~3 s even
+    while waiting for a long task's answer (probes are answered by the peer's kernel, so a
+    busy executor is never taken for a dead one)."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", 1), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 2)):
+        if hasattr(socket, option):
+            s.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+
+__all__ = ["Agent", "Executor", "agent_types", "close_quietly", "connect", "keepalive",
+           "protocol_factory", "ttypes"]

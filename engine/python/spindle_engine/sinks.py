@@ -10,7 +10,8 @@ from bisect import bisect_left
 from functools import reduce
 from operator import itemgetter
 
-from .codec import decode, encode, encode_into, hash_key, write_encoded, write_partition
+from .codec import (SELF_KEYED, RawPartition, decode, encode, encode_into, encode_records,
+                    hash_key, write_encoded, write_partition)
 from .errors import BadData
 from .rpc import ttypes
 
@@ -30,7 +31,7 @@ class BucketFiles:
         self.files = {}
         self.run = 0
 
-    def write(self, bufs, counts, final):
+    def write(self, bufs, counts, final, flags=0):
         """Write each non-empty encoded bucket as one run; reset the buffers."""
         for b, buf in enumerate(bufs):
             if not counts[b]:
@@ -39,7 +40,7 @@ class BucketFiles:
                 path = f"{self.prefix}-{b}-{self.run}.bin"
             else:
                 path = self.env.spill_path()
-            _, nbytes = write_encoded(path, buf, counts[b])
+            _, nbytes = write_encoded(path, buf, counts[b], flags)
             if not final:
                 self.env.spill_files += 1
                 self.env.spill_bytes += nbytes
@@ -166,33 +167,37 @@ def _range_shuffle(sink, it, env):
     out = BucketFiles(sink.path_prefix, env)
     records = buffered = 0
     record_size = None
+    self_keyed = True  # while every key is its record itself, runs hold records, not pairs
     for r in it:
         k = keyf(r) if keyf else r
+        if k is not r and self_keyed:
+            self_keyed = False
+            for lst in lists:
+                lst[:] = [(x, x) for x in lst]
         b = bisect_left(bounds, k)
         b = b if ascending else n - 1 - b
-        lists[b].append((k, r))
+        lists[b].append(r if self_keyed else (k, r))
         records += 1
         buffered += 1
         if buffered % _CHECK_EVERY == 0:
             record_size = record_size or len(encode(lists[b][-1])) + 64
             if buffered * record_size > env.memory:
-                _write_sorted_runs(lists, ascending, out, final=False)
+                _write_sorted_runs(lists, ascending, out, False, self_keyed)
                 buffered = 0
-    _write_sorted_runs(lists, ascending, out, final=True)
+    _write_sorted_runs(lists, ascending, out, True, self_keyed)
     return ttypes.TaskResult(records=records, buckets=out.files)
 
 
-def _write_sorted_runs(lists, ascending, out, final):
+def _write_sorted_runs(lists, ascending, out, final, self_keyed):
     bufs, counts = [], []
     for lst in lists:
-        lst.sort(key=itemgetter(0), reverse=not ascending)
+        lst.sort(key=None if self_keyed else itemgetter(0), reverse=not ascending)
         buf = bytearray()
-        for pair in lst:
-            encode_into(buf, pair)
+        encode_records(buf, lst)
         bufs.append(buf)
         counts.append(len(lst))
         lst.clear()
-    out.write(bufs, counts, final=final)
+    out.write(bufs, counts, final, SELF_KEYED if self_keyed else 0)
 
 
 def _sample_keys(sink, it, partition, env):
@@ -248,10 +253,15 @@ def _jsonable(v):
 def _write_lines(path, it, as_json):
     records = 0
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for r in it:
-            f.write(to_json(r) if as_json or type(r) is not str else r)
-            f.write("\n")
-            records += 1
+        it = iter(it)
+        while True:
+            batch = [to_json(r) if as_json or type(r) is not str else r
+                     for r in itertools.islice(it, 4096)]
+            if not batch:
+                break
+            batch.append("")
+            f.write("\n".join(batch))
+            records += len(batch) - 1
     return ttypes.TaskResult(records=records, files=[path])
 
 
@@ -272,6 +282,13 @@ def run_sink(sink, it, partition, env):
                 return R(records=_count(it))
             count, _ = write_partition(sink.path, it)
             return R(records=count, files=[sink.path])
+        if sink.compression is not None:  # RAW_MEMORY: encoded (and compressed) bytes
+            raw = RawPartition(it, sink.compression)
+            env.cache[sink.cache_key] = raw
+            if sink.path:
+                write_encoded(sink.path, raw.body(), raw.count)
+            return R(records=raw.count, files=[sink.path] if sink.path else None,
+                     stored_bytes=len(raw.blob))
         records = list(it)
         env.cache[sink.cache_key] = records
         if sink.path:

@@ -4,7 +4,7 @@ import heapq
 from itertools import chain
 from operator import itemgetter
 
-from .codec import iter_file
+from .codec import SELF_KEYED, RawPartition, file_flags, iter_file
 from .errors import BadData, CacheMiss
 from .rpc import ttypes
 
@@ -54,7 +54,7 @@ def open_source(src, loader, ctx, cache, used):
         records = cache.get(src.cache_key)
         if records is None:
             raise CacheMiss(f"partition {src.cache_key} is not cached here")
-        return iter(records)
+        return records.records() if isinstance(records, RawPartition) else iter(records)
     if kind == SourceKind.SHUFFLE:
         return _merge(src, loader, ctx, used)
     raise BadData(f"unknown source kind {kind}")
@@ -79,10 +79,22 @@ def _merge(src, loader, ctx, used):
     if merge == MergeKind.JOIN:
         return _join(_files(src.paths), _files(src.right_paths))
     if merge == MergeKind.SORTED_RUNS:
-        runs = [iter_file(p) for p in src.paths or []]
-        reverse = src.ascending is False
-        return map(itemgetter(1), heapq.merge(*runs, key=itemgetter(0), reverse=reverse))
+        return _merge_runs(src.paths or [], src.ascending is False)
     raise BadData(f"unknown merge kind {merge}")
+
+
+def _merge_runs(paths, reverse):
+    """K-way merge (heapq) of sorted runs of (sortkey, record) pairs, or of records that are
+    their own keys (runs flagged SELF_KEYED, FORMAT.md): no run is sorted again."""
+    flags = [file_flags(p) & SELF_KEYED for p in paths]
+    if all(flags):
+        return heapq.merge(*map(iter_file, paths), reverse=reverse)
+    runs = [map(_self_pair, iter_file(p)) if f else iter_file(p) for p, f in zip(paths, flags)]
+    return map(itemgetter(1), heapq.merge(*runs, key=itemgetter(0), reverse=reverse))
+
+
+def _self_pair(r):
+    return (r, r)
 
 
 def _merge_values(records, uf, ctx):

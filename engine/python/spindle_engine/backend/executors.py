@@ -12,7 +12,7 @@ from pathlib import Path
 from thrift.transport.TTransport import TTransportException
 
 from ..errors import EngineError
-from ..rpc import connect
+from ..rpc import close_quietly, connect
 
 _HERE = Path(__file__).resolve()
 CPP_EXECUTOR = os.environ.get("SPINDLE_CPP_EXECUTOR",
@@ -25,9 +25,9 @@ class ExecutorLost(Exception):
     """The connection to an executor broke: its process died or stopped answering."""
 
 
-def _free_port():
+def _free_port(host="127.0.0.1"):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -42,8 +42,13 @@ def _drain(stream, log_path):
 class ExecutorProcess:
     """One executor process; `generation` grows each time it is (re)started."""
 
-    def __init__(self, language, eid, cores, memory, scratch_dirs, log_dir):
+    down = False  # a local process is restarted, never given up (see remote.py)
+
+    def __init__(self, language, eid, cores, memory, scratch_dirs, log_dir, bind="127.0.0.1",
+                 extra_args=()):
         self.language = language
+        self.host = bind
+        self.extra_args = list(extra_args)
         self.id = eid
         self.cores = cores
         self.memory = memory
@@ -65,18 +70,23 @@ class ExecutorProcess:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def qualify(self, path):
+        """How other executors name this executor's output `path` (local mode: as is)."""
+        return path
+
     def _command(self, port):
         args = ["--port", str(port), "--id", str(self.id), "--cores", str(self.cores),
-                "--memory", str(self.memory), "--scratch", ",".join(self.scratch_dirs)]
+                "--memory", str(self.memory), "--scratch", ",".join(self.scratch_dirs),
+                "--bind", self.host, *self.extra_args]
         if self.language == "python":
             return [sys.executable, "-m", "spindle_engine.executor", *args]
         if not os.access(CPP_EXECUTOR, os.X_OK):
             raise EngineError(f"C++ executor not built ({CPP_EXECUTOR}); run engine/build.sh")
         return [CPP_EXECUTOR, *args]
 
-    def spawn(self):
+    def start(self):
         """Start the process; wait_ready() completes the start."""
-        self.port = _free_port()
+        self.port = _free_port(self.host)
         env = dict(os.environ)
         env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
         with open(self.log_path, "ab") as log:
@@ -107,7 +117,7 @@ class ExecutorProcess:
         with self._lock:
             if self.generation == generation:
                 self.kill()
-                self.spawn()
+                self.start()
                 self.wait_ready()
 
     def kill(self):
@@ -143,7 +153,7 @@ class Slot:
         generation = ex.generation
         try:
             timeout_s = float(properties.get("task.timeout_s") or 0)
-            self._transport, self._client = connect("127.0.0.1", ex.port,
+            self._transport, self._client = connect(ex.host, ex.port,
                                                     int(timeout_s * 1000) or None)
             self._client.hello(properties)
         except (TTransportException, OSError, EOFError) as e:
@@ -165,9 +175,5 @@ class Slot:
             self.close()
 
     def close(self):
-        if self._transport is not None:
-            try:
-                self._transport.close()
-            except OSError:
-                pass
+        close_quietly(self._transport)
         self._transport = self._client = None

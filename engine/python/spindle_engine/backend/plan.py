@@ -5,8 +5,9 @@ import math
 import os
 
 from ..codec import decode, encode, write_partition
+from ..errors import EngineError
 from ..rpc import ttypes
-from .scheduler import TaskSpec, run_stage
+from .scheduler import OutputsLost, TaskSpec, run_stage
 
 Source = ttypes.Source
 SourceKind = ttypes.SourceKind
@@ -53,7 +54,7 @@ def chain(ds, p, skip_storage=None):
 
 def prepare(ds):
     """Materialize every boundary (shuffle outputs, imports, persisted data) ds's tasks read."""
-    if ds.storage and ds.storage.complete():
+    if ds.storage and ds.storage.complete() and not ds.storage.rebalance():
         return
     if ds.kind in ("narrow", "union"):
         for parent in ds.parents:
@@ -66,14 +67,18 @@ def prepare(ds):
         ds.storage.store(ds)
 
 
-def partition_specs(ds, stage, sink_for, partitions=None, skip_storage=None):
-    """TaskSpecs computing `partitions` of ds into the sinks `sink_for(p, attempt)`."""
+def partition_specs(ds, stage, sink_for, partitions=None, skip_storage=None, placement=None):
+    """TaskSpecs computing `partitions` of ds into the sinks `sink_for(p, attempt)`;
+    `placement` (partition -> executor) is where a task should run if it can."""
     specs = []
     for p in range(ds.nparts) if partitions is None else partitions:
         def plan(attempt, p=p):
             source, ops, preferred, _ = chain(ds, p, skip_storage)
             task = ttypes.Task(stage=stage, partition=p, source=source, ops=ops,
                                sink=sink_for(p, attempt), attempt=attempt)
+            wanted = (placement or {}).get(p)
+            if preferred is None and wanted is not None and wanted.alive():
+                preferred = wanted
             return task, preferred
         refs = chain(ds, p, skip_storage)[3]
         sink_fn = sink_for(p, 0).fn
@@ -84,16 +89,33 @@ def partition_specs(ds, stage, sink_for, partitions=None, skip_storage=None):
 
 
 def run_partitions(ds, stage, sink_for, partitions=None, skip_storage=None):
-    """Prepare ds, then run one task per partition; return the TaskResults."""
-    prepare(ds)
-    return run_stage(ds.worker, partition_specs(ds, stage, sink_for, partitions, skip_storage))
+    """Prepare ds, then run one task per partition; return the TaskResults.
+
+    When a task cannot fetch an input from a host (its outputs are lost), everything known on
+    that host is forgotten, only the missing partitions are recomputed, and the tasks that did
+    not complete run again (FETCH.md)."""
+    partitions = list(range(ds.nparts)) if partitions is None else list(partitions)
+    done = {}
+    for _ in range(2 * ds.worker.max_failures + 1):
+        prepare(ds)
+        todo = [p for p in partitions if p not in done]
+        try:
+            done.update(zip(todo, run_stage(ds.worker, partition_specs(
+                ds, stage, sink_for, todo, skip_storage))))
+            return [done[p] for p in partitions]
+        except OutputsLost as lost:
+            done.update(lost.done)
+            ds.worker.metrics["hosts_lost"] += 1
+            ds.worker.cluster.forget_host(lost.host)
+    raise EngineError(f"{stage}: inputs kept getting lost; giving up", kind="FETCH_FAILED",
+                      stage=stage)
 
 
 def run_on_records(worker, records, sink, stage):
     """Run one task over `records` (written to shared memory) into `sink`; return its result."""
     path = worker.scratch_file("final")
     write_partition(path, records)
-    source = Source(kind=SourceKind.FILES, paths=[path])
+    source = Source(kind=SourceKind.FILES, paths=[worker.cluster.qualify(path)])
     task = ttypes.Task(stage=stage, partition=0, source=source, ops=[], sink=sink, attempt=0)
     refs = (sink.fn.ref,) if sink.fn is not None else ()
     try:
@@ -109,6 +131,13 @@ class Storage:
         self.ds = ds
         self.level = level
         self.locations = {}
+        self.stored_bytes = {}
+        ds.worker.cluster.outputs.append(self)
+
+    def forget_host(self, file_server):
+        for p, (executor, *_rest) in list(self.locations.items()):
+            if getattr(executor, "file_server", None) == file_server:
+                del self.locations[p]
 
     def source(self, p):
         loc = self.locations.get(p)
@@ -129,20 +158,66 @@ class Storage:
         memory = "MEMORY" in self.level
         disk = "DISK" in self.level
         directory = ds.worker.storage_dir(disk)
+        compression = ds.worker.properties.get("storage.compression", "6") \
+            if self.level == "RAW_MEMORY" else None
 
         def sink_for(p, attempt):
             return Sink(kind=SinkKind.STORE,
                         cache_key=f"ds{ds.id}-p{p}" if memory else None,
                         path=os.path.join(directory, f"ds{ds.id}-p{p}-a{attempt}.bin")
-                        if disk else None)
+                        if disk else None,
+                        compression=None if compression is None else int(compression))
 
         missing = [p for p in range(ds.nparts) if self.source(p) is None]
         specs = partition_specs(ds, f"persist of dataset {ds.id}", sink_for, missing,
-                                skip_storage=ds)
+                                skip_storage=ds, placement=self._spread(missing) if memory else None)
         for p, result in zip(missing, run_stage(ds.worker, specs)):
-            path = result.files[0] if result.files else None
+            ex = result.executor
+            path = ex.qualify(result.files[0]) if result.files else None
             key = f"ds{ds.id}-p{p}" if memory else None
-            self.locations[p] = (result.executor, result.executor.generation, key, path)
+            self.locations[p] = (ex, ex.generation, key, path)
+            self.stored_bytes[p] = result.stored_bytes
+
+    def _held(self):
+        """Live executors -> the partitions each holds in memory."""
+        held = {ex: [] for ex in self.ds.worker.executors if ex.alive()}
+        for p, (ex, generation, key, _) in self.locations.items():
+            if key and ex in held and ex.generation == generation:
+                held[ex].append(p)
+        return held
+
+    def _spread(self, missing):
+        """Partition -> executor for `missing`, filling the executors that hold least first."""
+        held = self._held()
+        counts = {ex: len(ps) for ex, ps in held.items()}
+        placement = {}
+        for p in missing:
+            if not counts:
+                break
+            ex = min(counts, key=counts.get)
+            placement[p] = ex
+            counts[ex] += 1
+        return placement
+
+    def rebalance(self):
+        """After executors came back (a replaced host), one holding more than its share of the
+        in-memory partitions gives the excess up; prepare() then computes those again on the
+        executors holding least. True if anything was given up."""
+        held = self._held()
+        if len(held) < 2 or min(len(ps) for ps in held.values()) > 0:
+            return False
+        fair = -(-len(self.locations) // len(held))
+        excess = {ex: [p for p in ps[fair:] if not self.locations[p][3]]  # not if on disk too
+                  for ex, ps in held.items() if len(ps) > fair}
+        excess = {ex: ps for ex, ps in excess.items() if ps}
+        if not excess:
+            return False
+        for ps in excess.values():
+            for p in ps:
+                del self.locations[p]
+        self.ds.worker.uncache({ex: [f"ds{self.ds.id}-p{p}" for p in ps]
+                                for ex, ps in excess.items()})
+        return True
 
     def drop(self):
         """Forget the stored partitions (executor memory and files)."""
@@ -150,7 +225,7 @@ class Storage:
         for executor, _, key, path in self.locations.values():
             if key:
                 keys.setdefault(executor, []).append(key)
-            if path and os.path.exists(path):
+            if path and os.path.exists(path):  # a remote one goes with its agent session
                 os.remove(path)
         self.ds.worker.uncache(keys)
         self.locations.clear()
@@ -166,33 +241,51 @@ class Shuffle:
         self.merge = merge
         self.merge_fn = merge_fn
         self.sort = sort  # (key_mode, fn, ascending) for range partitioning
-        self.files = None  # per parent: list of file lists, one per output partition
+        self.outputs = None  # per parent: {map partition: (file server, {bucket: [paths]})}
+        self.templates = None  # per parent: the map Sink with buckets (and sort bounds) set
+        worker.cluster.outputs.append(self)
+
+    def forget_host(self, file_server):
+        for outputs in self.outputs or ():
+            for q, (where, _) in list(outputs.items()):
+                if where == file_server:
+                    del outputs[q]
 
     def ensure(self, ds):
-        if self.files is not None:
-            return
-        directory = os.path.join(self.worker.shm_dir, f"shuffle{self.id}")
-        os.makedirs(directory, exist_ok=True)
-        files = []
+        """Run the map side for every map partition whose output is not (or no longer) kept."""
+        if self.outputs is None:
+            self.outputs = [{} for _ in ds.parents]
+            self.templates = [None] * len(ds.parents)
+        directory = self.worker.output_dir(f"shuffle{self.id}")
         for i, parent in enumerate(ds.parents):
+            missing = [q for q in range(parent.nparts) if q not in self.outputs[i]]
+            if not missing:
+                continue
             prepare(parent)
-            template = copy.copy(self.map_sinks[i])
-            template.buckets = ds.nparts
-            if self.sort is not None:
-                template.bounds = encode(self._bounds(parent, ds.nparts))
+            if self.templates[i] is None:
+                template = copy.copy(self.map_sinks[i])
+                template.buckets = ds.nparts
+                if self.sort is not None:
+                    template.bounds = encode(self._bounds(parent, ds.nparts))
+                self.templates[i] = template
 
-            def sink_for(q, attempt, template=template, i=i):
+            def sink_for(q, attempt, template=self.templates[i], i=i):
                 sink = copy.copy(template)
                 sink.path_prefix = os.path.join(directory, f"p{i}-m{q}-a{attempt}")
                 return sink
 
-            results = run_partitions(parent, f"stage {self.id}.{i} (shuffle map)", sink_for)
-            per_bucket = [[] for _ in range(ds.nparts)]
-            for result in results:
-                for b, paths in (result.buckets or {}).items():
-                    per_bucket[b].extend(paths)
-            files.append(per_bucket)
-        self.files = files
+            results = run_partitions(parent, f"stage {self.id}.{i} (shuffle map)", sink_for,
+                                     missing)
+            for q, result in zip(missing, results):
+                ex = result.executor
+                buckets = {b: [ex.qualify(path) for path in paths]
+                           for b, paths in (result.buckets or {}).items()}
+                self.outputs[i][q] = (getattr(ex, "file_server", None), buckets)
+
+    def _files(self, i, p):
+        """Input files of reduce partition p from parent i, in map partition order."""
+        outputs = self.outputs[i]
+        return [path for q in sorted(outputs) for path in outputs[q][1].get(p, ())]
 
     def _bounds(self, parent, nout):
         """Sample keys of the parent and pick nout-1 ascending range bounds."""
@@ -210,10 +303,10 @@ class Shuffle:
         return [keys[len(keys) * i // nout] for i in range(1, nout)]
 
     def reduce_source(self, p):
-        source = Source(kind=SourceKind.SHUFFLE, paths=self.files[0][p], merge=self.merge,
+        source = Source(kind=SourceKind.SHUFFLE, paths=self._files(0, p), merge=self.merge,
                         fn=self.merge_fn)
         if self.merge == MergeKind.JOIN:
-            source.right_paths = self.files[1][p]
+            source.right_paths = self._files(1, p)
         if self.sort is not None:
             source.ascending = self.sort[2]
         return source

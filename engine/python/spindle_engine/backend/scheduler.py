@@ -6,6 +6,17 @@ from collections import deque
 from ..errors import EngineError
 from ..rpc import ttypes
 from .executors import ExecutorLost
+from .remote import AgentUnreachable
+
+
+class OutputsLost(Exception):
+    """A task could not fetch an input from `host` (FETCH.md): outputs there are gone.
+    `done` maps the partitions that did complete to their results."""
+
+    def __init__(self, host, done):
+        super().__init__(f"outputs on {host} are lost")
+        self.host = host
+        self.done = done
 
 
 class TaskSpec:
@@ -38,13 +49,15 @@ class StageRun:
         self.pending = deque(range(len(specs)))
         self.running = 0
         self.error = None
+        self.lost_host = None
         self.cond = threading.Condition()
 
     def _take(self, slot):
         """Next task index for `slot`, with its planned Task; None when the stage is over."""
         with self.cond:
             while True:
-                if self.error is not None or (not self.pending and self.running == 0):
+                if self.error is not None or self.lost_host is not None or slot.executor.down \
+                        or (not self.pending and self.running == 0):
                     return None, None
                 for i in list(self.pending):
                     task, preferred = self.specs[i].plan(self.attempts[i])
@@ -54,10 +67,13 @@ class StageRun:
                         return i, task
                 self.cond.wait(0.05)
 
-    def _finish(self, i, result=None, retry=False, error=None):
+    def _finish(self, i, result=None, retry=False, error=None, lost_host=None):
         with self.cond:
             self.running -= 1
-            if error is not None and self.error is None:
+            if lost_host is not None:
+                self.lost_host = self.lost_host or lost_host
+                self.pending.append(i)
+            elif error is not None and self.error is None:
                 self.error = error
             elif retry:
                 self.pending.append(i)
@@ -80,6 +96,10 @@ class StageRun:
                 if e.kind == "CACHE_MISS":
                     self._finish(i, retry=True)
                     continue
+                if e.kind == "FETCH_FAILED" and e.host:
+                    self.worker.metrics["fetch_failures"] += 1
+                    self._finish(i, lost_host=e.host)
+                    continue
                 self._finish(i, error=EngineError(
                     f"{e.kind}: function {e.function or '-'} failed on {_describe(spec)} "
                     f"on {ex.name}: {e.message}",
@@ -91,6 +111,12 @@ class StageRun:
                 self.worker.metrics["executors_lost"] += 1
                 try:
                     ex.restart_if(generation)
+                except AgentUnreachable as restart_error:  # its host is gone: others go on
+                    if any(not x.down for x in self.worker.executors):
+                        self._finish(i, retry=True)
+                    else:
+                        self._finish(i, error=restart_error)
+                    continue
                 except EngineError as restart_error:
                     self._finish(i, error=restart_error)
                     continue
@@ -126,5 +152,8 @@ def run_stage(worker, specs):
         t.join()
     if run.error is not None:
         raise run.error
+    if run.lost_host is not None:
+        raise OutputsLost(run.lost_host, {specs[i].partition: r
+                                          for i, r in enumerate(run.results) if r is not None})
     return run.results
 

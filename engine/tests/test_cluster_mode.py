@@ -1,0 +1,270 @@
+"""Cluster mode on this machine: two engine agents, each a separate 'host' with its own work dirs
+and file server, so every partition crossing between them goes over TCP (rpc/FETCH.md).
+Covers results, striping over the work dirs, storage levels, and losing a host mid-job."""
+
+import glob
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from spindle_engine import Cluster, Properties, StorageLevel, Worker
+
+from .conftest import TESTS
+
+PACKAGE = os.path.join(os.path.dirname(TESTS), "python")
+
+
+class Agent:
+    """An engine agent process on 127.0.0.1 with two work dirs (its 'disks')."""
+
+    def __init__(self, root, name, port=0):
+        self.disks = [os.path.join(root, name, d) for d in ("disk1", "disk2")]
+        for d in self.disks:
+            os.makedirs(d, exist_ok=True)
+        env = dict(os.environ, PYTHONPATH=PACKAGE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "spindle_engine.agent", "--bind", "127.0.0.1",
+             "--port", str(port), "--work", ",".join(self.disks), "--cores", "1"],
+            stdout=subprocess.PIPE, env=env)
+        line = self.proc.stdout.readline().decode()
+        assert line.startswith("READY"), line
+        self.port = int(line.split()[1])
+        self.address = f"127.0.0.1:{self.port}"
+
+    def files(self, pattern):
+        return [p for d in self.disks for p in glob.glob(os.path.join(d, "spindle-engine", "*",
+                                                                          pattern))]
+
+    def kill(self):
+        """The host dies: the agent and (stdin EOF) its executors."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+
+@pytest.fixture
+def agents(tmp_path):
+    started = [Agent(str(tmp_path), "a"), Agent(str(tmp_path), "b")]
+    yield started
+    for a in started:
+        if a.proc.poll() is None:
+            a.kill()
+
+
+def _cluster(engine, agents, **props):
+    return Cluster(Properties({"engine.mode": "cluster",
+                               "engine.agents": ",".join(a.address for a in agents),
+                               "task.max_failures": 4, **props}))
+
+
+def _text(tmp_path, lines=3000, seed=3):
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "délta", "ε", "zeta", "eta", "theta"]
+    text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+                     for _ in range(lines)) + "\n"
+    path = tmp_path / "input.txt"
+    path.write_text(text, encoding="utf-8")
+    return str(path), text
+
+
+def test_word_count_crosses_hosts_and_stripes_over_disks(engine, agents, tmp_path, fn):
+    path, text = _text(tmp_path)
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        assert sorted(ex.host for ex in python.executors) == ["127.0.0.1", "127.0.0.1"]
+        words = python.textFile(path, 6).flatMap(fn("wordcount.py:Split"))
+        counts = dict(words.reduceByKey(fn("wordcount.py:Join"), 4).collect())
+        assert counts == Counter(text.split())
+        served = [agent.stats() for agent in cluster.agents]
+        assert all(s["files_served"] > 0 and s["bytes_served"] > 0 for s in served), served
+        for agent in agents:  # each host wrote shuffle files on both of its disks
+            shuffled = agent.files("w*/shuffle*/*.bin")
+            assert {p.split("/spindle-engine/")[0] for p in shuffled} == set(agent.disks)
+    finally:
+        cluster.stop()
+    for agent in agents:  # the session's files went with the driver's connection
+        assert agent.files("*") == [] or _eventually(lambda a=agent: a.files("*") == [])
+
+
+def _eventually(check, timeout_s=10):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_operations_match_local_results(engine, agents):
+    rng = random.Random(5)
+    data = [(rng.randint(0, 50), rng.random()) for _ in range(5000)]
+    other = [(k, f"v{k}") for k in range(0, 60, 3)]
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        ds = python.parallelize(data, 5)
+        assert ds.sortByKey().collect() == sorted(data, key=lambda kv: kv[0])
+        assert sorted(ds.groupByKey().mapValues(len).collect()) == \
+            sorted(Counter(k for k, _ in data).items())
+        joined = ds.join(python.parallelize(other, 2)).collect()
+        assert sorted(joined) == sorted((k, (v, w)) for k, v in data for k2, w in other
+                                        if k == k2)
+        assert ds.keys().distinct().count() == len({k for k, _ in data})
+        assert ds.values().reduce(lambda a, b: a + b) == pytest.approx(sum(v for _, v in data))
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.parametrize("level", [StorageLevel.MEMORY_ONLY, StorageLevel.RAW_MEMORY,
+                                   StorageLevel.DISK_ONLY])
+def test_storage_levels_in_cluster_mode(engine, agents, level):
+    data = [f"record {i} " + "x" * (i % 40) for i in range(4000)]
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        ds = python.parallelize(data, 4).map(str.upper).persist(level)
+        assert ds.count() == len(data)
+        tasks = python.metrics["tasks"]
+        assert sorted(ds.collect()) == sorted(x.upper() for x in data)
+        assert python.metrics["tasks"] - tasks == 4  # read from storage, not recomputed
+        if level == StorageLevel.DISK_ONLY:
+            assert any(a.files("w*/storage-disk/*.bin") for a in agents)
+    finally:
+        cluster.stop()
+
+
+def test_losing_a_host_recomputes_only_what_it_held(engine, agents, tmp_path, fn):
+    """Kill one host while a shuffle reads the other's outputs: the lost map outputs and cached
+    partitions are recomputed on the survivor; the result is exact."""
+    path, text = _text(tmp_path, lines=4000, seed=9)
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        words = python.textFile(path, 4).flatMap(fn("wordcount.py:Split")).cache()
+        assert words.count() == len(text.split())
+        counts = words.reduceByKey(fn("wordcount.py:Join"), 4)
+        slow = counts.map(_slow_identity)  # time to kill a host mid-stage
+        agents[0].proc.send_signal(signal.SIGKILL)
+        result = dict(slow.collect())
+        assert result == Counter(text.split())
+        assert python.metrics["executors_lost"] + python.metrics["hosts_lost"] >= 1
+        # the dead host's executor is down; the survivor did the work
+        assert [ex.down for ex in python.executors].count(True) == 1
+    finally:
+        cluster.stop()
+
+
+def _add(a, b):
+    return a + b
+
+
+def test_losing_a_host_after_a_shuffle_refetches_only_its_map_outputs(engine, agents, tmp_path,
+                                                                     fn):
+    path, text = _text(tmp_path, lines=4000, seed=11)
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        counts = python.textFile(path, 4).flatMap(fn("wordcount.py:Split")) \
+            .reduceByKey(fn("wordcount.py:Join"), 4)
+        assert dict(counts.collect()) == Counter(text.split())
+        dead = cluster.agents[0].info.file_server
+        lost = [q for q, (where, _) in counts.shuffle.outputs[0].items() if where == dead]
+        tasks = python.metrics["tasks"]
+        agents[0].kill()  # its map outputs are gone with it
+        assert dict(counts.collect()) == Counter(text.split())
+        assert python.metrics["fetch_failures"] >= 1 and python.metrics["hosts_lost"] >= 1
+        # recomputed: only the lost map partitions, then the 4 reduce tasks (some of which may
+        # have run once before the fetch failure was seen)
+        assert lost and len(lost) + 4 <= python.metrics["tasks"] - tasks <= len(lost) + 4 + 3
+    finally:
+        cluster.stop()
+
+
+def _slow_identity(x):
+    time.sleep(0.01)
+    return x
+
+
+def test_a_replacement_host_at_the_same_address_rejoins(engine, agents, tmp_path):
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        assert python.parallelize(range(100), 4).reduce(_add) == 4950
+        port = agents[0].port
+        agents[0].kill()
+        assert python.parallelize(range(100), 4).map(lambda x: x * 2).reduce(_add) == 9900
+        agents[0] = Agent(str(tmp_path), "a", port)  # Spindle replaces the member, same IP
+        assert _eventually(lambda: not any(ex.down for ex in python.executors))
+        assert python.parallelize(range(10), 2).collect() == list(range(10))
+    finally:
+        cluster.stop()
+
+
+def test_cached_partitions_spread_again_once_a_host_is_back(engine, agents, tmp_path):
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        ds = python.parallelize(range(1000), 8).map(lambda x: x + 1).cache()
+        assert ds.count() == 1000
+        assert sorted(len(ps) for ps in ds.storage._held().values()) == [4, 4]
+        port = agents[0].port
+        agents[0].kill()
+        assert ds.reduce(_add) == 500500  # all 8 partitions now on the survivor
+        agents[0] = Agent(str(tmp_path), "a", port)
+        assert _eventually(lambda: not any(ex.down for ex in python.executors))
+        assert ds.reduce(_add) == 500500  # the survivor gives up its excess, recomputed there
+        assert sorted(len(ps) for ps in ds.storage._held().values()) == [4, 4]
+    finally:
+        cluster.stop()
+
+
+def test_a_killed_executor_process_is_restarted_by_its_agent(engine, agents):
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        assert python.parallelize(range(100), 4).reduce(_add) == 4950
+        children = subprocess.run(["pgrep", "-P", str(agents[0].proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(children) == 1  # its one Python executor (--cores 1)
+        os.kill(int(children[0]), signal.SIGKILL)
+        assert python.parallelize(range(100), 4).map(lambda x: x * 3).reduce(_add) == 14850
+        assert python.metrics["executors_lost"] >= 1
+        assert not any(ex.down for ex in python.executors)  # its host is fine: started again
+    finally:
+        cluster.stop()
+
+
+def test_cluster_mode_needs_agents(engine):
+    from spindle_engine import EngineError
+    with pytest.raises(EngineError, match="engine.agents"):
+        Cluster(Properties({"engine.mode": "cluster", "engine.agents": ""}))
+    with pytest.raises(EngineError, match="unreachable"):
+        Cluster(Properties({"engine.mode": "cluster", "engine.agents": "127.0.0.1:1"}))
+
+
+CPP_EXAMPLES = os.path.join(os.path.dirname(TESTS), "cpp", "build", "examples")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(CPP_EXAMPLES, "libwordcount.so")),
+                    reason="C++ executor not built (engine/build.sh)")
+def test_figure5_word_count_across_hosts_with_a_cpp_reducer(engine, agents, tmp_path, fn):
+    """Python tokenizer on both hosts → importData → C++ reducer on both hosts; the C++
+    executors fetch their inputs and the .so from other hosts, and RAW_MEMORY works there too."""
+    path, text = _text(tmp_path, lines=5000, seed=21)
+    cluster = _cluster(engine, agents)
+    try:
+        python, cpp = Worker(cluster, "python"), Worker(cluster, "cpp")
+        pairs = python.textFile(path, 4).flatMap(fn("wordcount.py:Split"))
+        imported = cpp.importData(pairs).persist(StorageLevel.RAW_MEMORY)
+        join = os.path.join(CPP_EXAMPLES, "libwordcount.so") + ":Join"
+        assert dict(imported.reduceByKey(join, 4).collect()) == Counter(text.split())
+        assert imported.count() == len(text.split())
+        assert all(s["files_served"] > 0 for s in (a.stats() for a in cluster.agents))
+    finally:
+        cluster.stop()
