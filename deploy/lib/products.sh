@@ -1,25 +1,39 @@
 # Product images: one `docker build` per catalog/<product>/<version>/Dockerfile, on top of the base
-# image. Idempotent: a build runs only when the image is missing or its Dockerfile changed (the
-# Dockerfile's hash is kept in the image label io.spindle.dockerfile-sha256).
+# image. The build context is the Dockerfile's directory, or the directory named (relative to it)
+# in a `build-context` file next to it (the engine image builds from engine/). Idempotent: a
+# build runs only when the image is missing or its Dockerfile or context changed (their hash is
+# kept in the image label io.spindle.dockerfile-sha256).
 
 # product_image_name MANIFEST -> the "image" field of a product manifest.
 product_image_name() {
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["image"])' "$1"
 }
 
+# build_context_hash DIR -> hash of the files a build of DIR would send (minus .dockerignore'd
+# build outputs and caches).
+build_context_hash() {
+  (cd "$1" && find . -type f -not -path './cpp/build/*' -not -path '*/_gen/*' \
+      -not -path '*/__pycache__/*' -not -path '*.egg-info/*' -not -path './tests/*' -not -name '*.so' \
+      -not -path './python/build/*' -print0 \
+    | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}
+
 build_product_images() {
-  local dockerfile dir image hash current
+  local dockerfile dir context image hash current
   for dockerfile in "$SPINDLE_ROOT"/catalog/*/*/Dockerfile; do
     [[ -e "$dockerfile" ]] || continue
     dir="$(dirname "$dockerfile")"
+    context="$dir"
+    [[ -f "$dir/build-context" ]] && context="$(cd "$dir/$(cat "$dir/build-context")" && pwd)"
     image="$(product_image_name "$dir/manifest.json")" || die "cannot read the image name from $dir/manifest.json"
     hash="$(sha256sum "$dockerfile" | cut -d' ' -f1)"
+    [[ "$context" == "$dir" ]] || hash="$(echo "$hash $(build_context_hash "$context")" | sha256sum | cut -d' ' -f1)"
     current="$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$image" 2>/dev/null || true)"
     if [[ "$current" == "$hash" ]]; then log "product image $image is up to date"; continue; fi
     log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/})"
     docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" \
       --label io.spindle.owned=true --label io.spindle.image=product \
-      --label "io.spindle.dockerfile-sha256=$hash" -t "$image" "$dir" \
+      --label "io.spindle.dockerfile-sha256=$hash" -t "$image" -f "$dockerfile" "$context" \
       >"$SPINDLE_LOG_DIR/build-$(basename "$(dirname "$dir")")-$(basename "$dir").log" 2>&1 \
       || die "building $image failed, see $SPINDLE_LOG_DIR/build-$(basename "$(dirname "$dir")")-$(basename "$dir").log"
   done

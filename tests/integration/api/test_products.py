@@ -2,11 +2,12 @@
 from tests.integration.api.conftest import bearer
 
 
-def test_products_list_both_products(api, make_user):
+def test_products_list_every_product(api, make_user):
     response = api.get("/products", headers=bearer(make_user("alice")))
     assert response.status_code == 200
     products = {(p["name"], p["version"]): p for p in response.json()["products"]}
-    assert set(products) == {("spark", "3.5"), ("static-web", "1.0")}
+    assert set(products) == {("engine", "1.0"), ("spark", "3.5"), ("static-web", "1.0")}
+    assert products[("engine", "1.0")]["roles"] == ["backend", "executor"]
     assert products[("spark", "3.5")]["roles"] == ["master", "worker"]
     assert products[("spark", "3.5")]["path"] == "/products/spark/3.5"
 

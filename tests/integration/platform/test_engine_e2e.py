@@ -1,0 +1,149 @@
+"""The Spindle engine as a catalog product on the real stack: launch 1 backend + 2 executor
+members × 2 dedicated disks → RUNNING; submit the multi-language word count (Python tokenizer,
+importData, a C++ reducer compiled in the driver) and K-Means as Spindle jobs, get exact
+results, see the shuffle and spill files on the members' /data/*; kill one executor member's
+container during a K-Means iteration → the job finishes with the same centroids (Spindle
+replaces the member on fresh disks with its floating IP); DELETE → nothing left."""
+import io
+import json
+import sys
+import tarfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import docker
+import httpx
+import pytest
+
+from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.support.live_users import live_user
+
+JOBS = Path(__file__).parent / "jobs"
+CPP_WORDCOUNT = Path(__file__).parents[3] / "engine" / "cpp" / "examples" / "wordcount.cpp"
+LINES = 100_000
+KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
+KMEANS_FAULT_ARGS = ["80000", "16", "6", "12", "8"]
+
+
+def expected_counts(lines: int) -> Counter:
+    words = [f"w{i:03d}" for i in range(200)]
+    return Counter(words[(i * 7 + j * 13) % 200] for i in range(lines) for j in range(10))
+
+
+def reference_centroids(args: list[str]) -> list[list[float]]:
+    """The same K-Means in plain Python (the job's own functions, no engine)."""
+    saved = sys.argv
+    sys.argv = ["engine_kmeans.py", *args]
+    try:
+        sys.path.insert(0, str(JOBS))
+        sys.modules.pop("engine_kmeans", None)
+        import engine_kmeans as km
+    finally:
+        sys.argv = saved
+        sys.path.remove(str(JOBS))
+    points = [p for part in range(km.PARTS) for p in km.points_of(part)]
+    centroids = km.initial()
+    for _ in range(km.ITERATIONS):
+        sums = {}
+        for p in points:
+            j, v = km.closest(centroids)(p)
+            sums[j] = km.add(sums[j], v) if j in sums else v
+        centroids = [[x / sums[j][1] for x in sums[j][0]] if j in sums else centroids[j]
+                     for j in range(km.K)]
+    return centroids
+
+
+def assert_same_centroids(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-9, abs=1e-9)
+
+
+def result_of(job: dict) -> dict:
+    return json.loads(next(line for line in job["stdout"].splitlines() if line.startswith("RESULT "))[7:])
+
+
+def wait_job(user, cluster, job, timeout=600) -> dict:
+    deadline = time.monotonic() + timeout
+    while (job := user.job(cluster, job["id"]))["state"] not in ("SUCCEEDED", "FAILED", "KILLED"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.5)
+    assert job["state"] == "SUCCEEDED" and job["exit_code"] == 0, (job["message"], job["stderr"][-4000:])
+    return job
+
+
+@pytest.fixture(scope="module")
+def engine_cluster(database_url, platform_env):
+    with live_user(database_url, "engine") as user:
+        cluster = user.launch("engine", "1.0", {"roles": {"executor": {"count": 2, "cpus": 0.75,
+                                                                       "disks": {"hdd": 2}}}})
+        try:
+            cluster = wait_settled(user, cluster, ("RUNNING", "FAILED"), timeout=300)
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            yield user, cluster
+        finally:
+            user.delete(cluster)
+            final = wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            assert final["state"] == "DESTROYED"
+            assert_nothing_left(platform_env, final)
+
+
+def test_members_disks_and_backend_status(engine_cluster):
+    user, cluster = engine_cluster
+    executors = [m for m in cluster["members"] if m["role"] == "executor"]
+    [backend] = [m for m in cluster["members"] if m["role"] == "backend"]
+    assert len(executors) == 2 and all(len(m["disks"]) == 2 for m in executors)
+    status = httpx.get(f"http://{backend['ip']}:8090/", timeout=10).json()
+    assert status["reachable"] == 2
+    assert sorted(a["host"] for a in status["agents"]) == sorted(m["ip"] for m in executors)
+    assert all(a["work_dirs"] == ["/data/1", "/data/2"] for a in status["agents"])
+
+
+def test_multi_language_word_count_spills_on_the_members_disks(engine_cluster):
+    user, cluster = engine_cluster
+    job = user.submit(cluster, JOBS / "engine_wordcount.py", files=[CPP_WORDCOUNT], args=[str(LINES)])
+    job = wait_job(user, cluster, job)
+    result = result_of(job)
+    assert Counter(result["counts"]) == expected_counts(LINES)
+    with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
+        assert json.load(tar.extractfile("output/counts.json")) == result["counts"]
+    executors = sorted(m["ip"] for m in cluster["members"] if m["role"] == "executor")
+    assert result["hosts"] == executors
+    files = result["files"]
+    hosts = {f.split(":", 1)[0] for f in files}
+    disks = {f.split(":", 1)[1].split("/")[2] for f in files}
+    assert len(hosts) == 2 and disks == {"1", "2"}, files  # both members, both of their disks
+    assert any("/shuffle" in f for f in files) and any("/spill/" in f for f in files), files
+    assert result["metrics"]["cpp"]["spill_files"] + result["metrics"]["python"]["spill_files"] > 0
+
+
+def test_kmeans_gives_the_reference_centroids(engine_cluster):
+    user, cluster = engine_cluster
+    job = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_kmeans.py", args=KMEANS_ARGS))
+    assert_same_centroids(result_of(job)["centroids"], reference_centroids(KMEANS_ARGS))
+
+
+def test_killing_an_executor_member_mid_kmeans_keeps_the_result(engine_cluster):
+    user, cluster = engine_cluster
+    job = user.submit(cluster, JOBS / "engine_kmeans.py", args=KMEANS_FAULT_ARGS)
+    client = docker.from_env()
+    victim = next(m for m in cluster["members"] if m["role"] == "executor")
+    deadline = time.monotonic() + 300
+    while True:  # kill once iteration 2 is done, i.e. during iteration 3
+        try:
+            logs = client.containers.get(f"spindle-job-{job['id']}").logs().decode()
+        except docker.errors.NotFound:
+            logs = ""
+        if "ITER 2 " in logs:
+            break
+        assert time.monotonic() < deadline and "RESULT" not in logs, logs[-2000:]
+        time.sleep(0.05)
+    [container] = client.containers.list(filters={"label": f"io.spindle.member={victim['member_id']}"})
+    container.kill()
+    job = wait_job(user, cluster, job)
+    result = result_of(job)
+    assert_same_centroids(result["centroids"], reference_centroids(KMEANS_FAULT_ARGS))
+    assert result["metrics"]["executors_lost"] >= 1
+    member = next(m for m in user.cluster(cluster)["members"] if m["member_id"] == victim["member_id"])
+    assert member["replacements"] == 1 and member["ip"] == victim["ip"]
