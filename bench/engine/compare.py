@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The Spindle engine vs PySpark, side by side in one run on this machine with the same cores:
 word count (500 MB of text), K-Means (Python UDF with numpy; 270,000 × 500 floats, K = 12,
-10 iterations), Minebench (the
-seed's SHA-256 proof-of-work as two chained maps) and a sort of ≥ 1 GB of text lines. Each runs
-on PySpark, on the Spindle engine with Python functions, and (when engine/cpp is built) on the
-Spindle engine with the driver in Python and the functions in C++ (bench/engine/cpp/*.cpp and
-engine/cpp/examples, compiled against engine/cpp/include like any user's .so).
+10 iterations), Minebench (the seed's SHA-256 proof-of-work as two chained maps) and a sort of
+≥ 1 GB of text lines. Each runs on PySpark, on the Spindle engine with Python functions, and
+(when engine/cpp is built) on the Spindle engine with the driver in Python and the functions in
+C++ (bench/engine/cpp/*.cpp and engine/cpp/examples, compiled against engine/cpp/include like
+any user's .so); word count also runs as the seed's Figure 5 (Python tokenizer, C++ reducer).
 
-    .venv/bin/python bench/engine/compare.py [--cores 2] [--only kmeans|minebench|sort] [--small]
+    .venv/bin/python bench/engine/compare.py [--cores 2] [--only wordcount|kmeans|minebench|sort] [--small]
 
 Installs what it needs (bench/engine/requirements.txt: pyspark, numpy; Java 17 is on the
 machine), checks that both engines give the same result, and appends one row per workload and
@@ -45,7 +45,7 @@ CPP_EXAMPLES = HERE.parent.parent / "engine" / "cpp" / "build" / "examples"
 def cpp_library(data_dir: str) -> Path:
     """bench/engine/cpp/kmeans.cpp built as a user would build a function library."""
     out = Path(data_dir) / "libkmeans.so"
-    subprocess.run(["g++", "-std=c++17", "-O3", "-march=native", "-shared", "-fPIC",
+    subprocess.run(["g++", "-std=c++17", "-O3", "-march=native", "-fopenmp-simd", "-shared", "-fPIC",
                     "-I", str(HERE.parent.parent / "engine" / "cpp" / "include"),
                     str(HERE / "cpp" / "kmeans.cpp"), "-o", str(out)], check=True)
     return out
@@ -79,6 +79,33 @@ class SpindleEngine:
 class SpindleCppEngine(SpindleEngine):
     name = "Spindle engine (Python driver + C++ functions)"
     language = "cpp"
+
+
+class SpindleFigure5Engine(SpindleEngine):
+    """Word count only: the seed's Figure 5 pipeline, a Python tokenizer handing its pairs to a
+    C++ reducer (importData)."""
+    name = "Spindle engine (Figure 5: Python tokenizer → importData → C++ reducer)"
+    language = "cpp"
+
+
+class PlainProcesses:
+    """Minebench only: the same Python functions in as many plain processes as cores
+    (multiprocessing), no engine at all: the floor of any engine running them in CPython."""
+    name = "no engine: the same Python functions in plain processes"
+    language = "python"
+
+    def __init__(self, cores: int, props: dict[str, str]):
+        import multiprocessing
+        self.pool = multiprocessing.get_context("fork").Pool(cores)
+
+    def stop(self):
+        self.pool.terminate()
+
+
+def _mine(job):
+    from workloads import MineBlock, MineNonce
+    block, bits = job
+    return MineNonce(bits).call(MineBlock().call(block))
 
 
 class PySparkEngine:
@@ -152,6 +179,9 @@ def minebench(engine, args):
     from workloads import MineBlock, MineNonce
     spindle, ref, call = functions(engine)
     started = time.perf_counter()
+    if isinstance(engine, PlainProcesses):
+        nonces = engine.pool.map(_mine, [(b, args.bits) for b in range(args.blocks)], chunksize=8)
+        return 0.0, time.perf_counter() - started, nonces
     if engine.language == "cpp":
         so = CPP_EXAMPLES / "libminebench.so"
         blocks = engine.cpp.parallelize(range(args.blocks), args.cores * 8)
@@ -201,19 +231,24 @@ def sort_input(args) -> Path:
 
 
 def wordcount(engine, args):
-    """The seed's Figure 5: tokenizer in Python; the C++ variant hands the pairs to a C++ worker
-    (importData) whose reducer adds the counts."""
+    """Python functions; C++ functions (tokenizer and reducer, read by a C++ worker); and the
+    seed's Figure 5: a Python tokenizer handing its pairs to a C++ worker (importData) whose
+    reducer adds the counts."""
     from gen_text import generate
     from workloads import WordSplit, WordJoin
     spindle, ref, call = functions(engine)
     path = generate(str(Path(args.data_dir) / f"words-{args.words_mb}.txt"), args.words_mb)
     started = time.perf_counter()
     lines = engine.text_file(path, args.cores * 4)
+    cpp = CPP_EXAMPLES / "libwordcount.so"
     if not spindle:
         counts = lines.flatMap(WordSplit().call).reduceByKey(WordJoin().call).collect()
-    elif engine.language == "cpp":
+    elif isinstance(engine, SpindleFigure5Engine):
         pairs = engine.cpp.importData(lines.flatMap(ref("WordSplit")))
-        counts = pairs.reduceByKey(f"{CPP_EXAMPLES / 'libwordcount.so'}:Join").collect()
+        counts = pairs.reduceByKey(f"{cpp}:Join").collect()
+    elif engine.language == "cpp":
+        lines = engine.cpp.textFile(path, args.cores * 4)
+        counts = lines.flatMap(f"{cpp}:SplitPairs").reduceByKey(f"{cpp}:Join").collect()
     else:
         counts = lines.flatMap(ref("WordSplit")).reduceByKey(ref("WordJoin")).collect()
     return 0.0, time.perf_counter() - started, dict(counts)
@@ -243,6 +278,7 @@ def check_sorted(folder: Path) -> tuple[int, bool]:
 
 
 WORKLOADS = {"wordcount": wordcount, "kmeans": kmeans, "minebench": minebench, "sort": sort}
+EXTRA_ENGINES = {"wordcount": [SpindleFigure5Engine], "minebench": [PlainProcesses]}
 
 
 def main() -> None:
@@ -278,7 +314,8 @@ def main() -> None:
         if args.only and args.only != name:
             continue
         rows = []
-        for engine_class in engines:
+        extra = [e for e in EXTRA_ENGINES.get(name, []) if e.language == "python" or SpindleCppEngine in engines]
+        for engine_class in engines + extra:
             engine = engine_class(args.cores, props)
             try:
                 rows.append((engine_class.name, *workload(engine, args)))

@@ -34,11 +34,23 @@ class KMeansAssign : public IPartitionFunction<Bytes, std::pair<int64_t, Partial
       const double* x = reinterpret_cast<const double*>(p.data.data());
       size_t best = 0;
       double best_d = std::numeric_limits<double>::max();
-      for (size_t c = 0; c < k; ++c) {
-        const double* y = &centroids_[c * kDims];
-        double d = 0;
-        for (size_t i = 0; i < kDims; ++i) { double t = x[i] - y[i]; d += t * t; }
-        if (d < best_d) { best_d = d; best = c; }
+      for (size_t c = 0; c < k; c += 4) {  // four centroids at a time: four independent sums
+        const double* y0 = &centroids_[c * kDims];
+        const double* y1 = c + 1 < k ? y0 + kDims : y0;
+        const double* y2 = c + 2 < k ? y0 + 2 * kDims : y0;
+        const double* y3 = c + 3 < k ? y0 + 3 * kDims : y0;
+        double d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+#pragma omp simd reduction(+ : d0, d1, d2, d3)
+        for (size_t i = 0; i < kDims; ++i) {
+          double t0 = x[i] - y0[i], t1 = x[i] - y1[i], t2 = x[i] - y2[i], t3 = x[i] - y3[i];
+          d0 += t0 * t0;
+          d1 += t1 * t1;
+          d2 += t2 * t2;
+          d3 += t3 * t3;
+        }
+        const double d[4] = {d0, d1, d2, d3};
+        for (size_t j = 0; j < 4 && c + j < k; ++j)
+          if (d[j] < best_d) { best_d = d[j]; best = c + j; }
       }
       for (size_t i = 0; i < kDims; ++i) sums[best][i] += x[i];
       ++counts[best];

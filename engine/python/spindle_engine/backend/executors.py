@@ -19,6 +19,10 @@ CPP_EXECUTOR = os.environ.get("SPINDLE_CPP_EXECUTOR",
                               str(_HERE.parents[3] / "cpp" / "build" / "spindle-cpp-executor"))
 PACKAGE_PARENT = str(_HERE.parents[2])
 READY_TIMEOUT_S = 30
+# Native libraries' thread pools (numpy's BLAS, OpenMP in C++ functions) would each start one
+# thread per machine core in every executor process; unless the user set them, they get the
+# process's own cores (PySpark does the same for its Python workers).
+THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class ExecutorLost(Exception):
@@ -89,6 +93,8 @@ class ExecutorProcess:
         self.port = _free_port(self.host)
         env = dict(os.environ)
         env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+        for pool in THREAD_POOL_VARIABLES:  # as many native threads as the process has cores
+            env.setdefault(pool, str(self.cores))
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self._command(self.port), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, env=env)
