@@ -4,7 +4,9 @@ cluster with the same resources (2 executor/worker members × 0.75 CPU × 2 GiB 
 side in one run; the engine with executor affinity off and on; and the engine's K-Means with one
 executor member killed during its 4th iteration (per-iteration times: the failing one vs the others).
 
-One command (platform up, as root): ``.venv/bin/python bench/engine_cluster.py``. The workloads
+One command (platform up, as root): ``.venv/bin/python bench/engine_cluster.py [--full]``
+(``--full``: the engine-core issue's input sizes, see cluster_job.py; the fault run keeps its
+size). The workloads
 are bench/engine/cluster_job.py (pure-Python functions, the same code on both engines), run as
 Spindle jobs; each job prints its own timings (computation only, after its engine started).
 Rows go to docs/BENCHMARKS.md (``--no-record`` only prints).
@@ -106,26 +108,29 @@ def kmeans_with_a_kill(client, cluster):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--full", action="store_true", help="the engine-core issue's input sizes")
     args = parser.parse_args()
+    size = f"size={'full' if args.full else 'small'}"
     env = read_env_file(Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle")) / "spindle.env")
     with live_user(env["SPINDLE_DATABASE_URL"], "bench") as client:
         cluster = launch(client, ENGINE)
         try:
-            engine, engine_checks = timings(run_job(client, cluster, JOB, ["spindle", "affinity=false"]))
-            pinned, _ = timings(run_job(client, cluster, JOB, ["spindle", "affinity=true"]))
+            engine, engine_checks = timings(run_job(client, cluster, JOB, ["spindle", "affinity=false", size]))
+            pinned, _ = timings(run_job(client, cluster, JOB, ["spindle", "affinity=true", size]))
             fault_times, fault_metrics = kmeans_with_a_kill(client, cluster)
         finally:
             destroy(client, cluster)
         cluster = launch(client, SPARK)
         try:
-            spark, spark_checks = timings(run_job(client, cluster, JOB, ["spark"]))
+            spark, spark_checks = timings(run_job(client, cluster, JOB, ["spark", size]))
         finally:
             destroy(client, cluster)
     report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics,
-           args.no_record)
+           args.no_record, " (full size)" if args.full else "", COMMAND + (" --full" if args.full else ""))
 
 
-def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics, no_record):
+def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics, no_record,
+           label, command):
     result = {"engine_s": engine, "engine_affinity_s": pinned, "spark_s": spark,
               "same_answers": {w: engine_checks.get(w) == spark_checks.get(w) for w in engine},
               "kmeans_fault_iteration_s": fault_times, "fault_metrics": fault_metrics}
@@ -137,16 +142,16 @@ def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, faul
         record(HEADING, "| measured (UTC) | workload | Spindle engine | Spark 3.5 | Spark ÷ engine | "
                         "engine, affinity on | same answer | machine | command |\n"
                         "|---|---|---|---|---|---|---|---|---|\n",
-               f"| {when} | {w} | {engine[w]:.2f} s | {spark[w]:.2f} s | **{spark[w] / engine[w]:.2f}×** | "
+               f"| {when} | {w}{label} | {engine[w]:.2f} s | {spark[w]:.2f} s | **{spark[w] / engine[w]:.2f}×** | "
                f"{pinned[w]:.2f} s ({engine[w] / pinned[w]:.2f}× vs off) | "
-               f"{'yes' if engine_checks.get(w) == spark_checks.get(w) else 'NO'} | {machine()} | `{COMMAND}` |")
+               f"{'yes' if engine_checks.get(w) == spark_checks.get(w) else 'NO'} | {machine()} | `{command}` |")
     others = fault_times[:3] + fault_times[4:]
     normal = statistics.median(others)
     record(HEADING + " — fault", "| measured (UTC) | K-Means iteration times, s (member killed during "
                                  "the 4th) | failing iteration ÷ median of the others | "
                                  "executors lost | machine | command |\n|---|---|---|---|---|---|\n",
            f"| {when} | {' · '.join(f'{t:.2f}' for t in fault_times)} | **{fault_times[3] / normal:.1f}×** | "
-           f"{fault_metrics.get('executors_lost')} | {machine()} | `{COMMAND}` |")
+           f"{fault_metrics.get('executors_lost')} | {machine()} | `{command}` |")
 
 
 if __name__ == "__main__":

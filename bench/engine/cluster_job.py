@@ -1,8 +1,13 @@
 """The engine benchmarks as one Spindle job, for an engine cluster or a Spark cluster launched by
 Spindle with the same resources (bench/engine_cluster.py submits it to both).
 
-  python3 cluster_job.py spindle [affinity=true|false]     (engine product: its job command)
-  spark-submit ... cluster_job.py spark                     (spark product: its job command)
+  python3 cluster_job.py spindle [affinity=true|false] [size=small|full]   (engine product)
+  spark-submit ... cluster_job.py spark [size=small|full]                  (spark product)
+
+Sizes: `small` (default) is a quick run; `full` is the engine-core issue's inputs where pure
+Python allows: word count of ≈ 500 MB of text, a sort of ≈ 1 GB of 100-byte lines and Minebench
+with 2,000 blocks at 14 bits (all generated in the workers); K-Means keeps 16 dimensions (pure
+Python: 500 would take minutes per iteration) with 270,000 points.
 
 Pure-Python user functions (no numpy: neither image needs more than its engine), the same code
 on both engines through their common Spark-like API. Prints `TIME <workload> <seconds>` per
@@ -15,11 +20,19 @@ import sys
 import time
 
 WORDS = [f"w{i:04d}" for i in range(5000)]
-LINES = 1_000_000
-KMEANS = (60_000, 16, 8, 10)  # points, dimensions, k, iterations
-SORT_LINES = 1_000_000
-BLOCKS, BITS = 64, 12
+SIZES = {  # lines of ≈ 59 bytes; K-Means points, dimensions, k, iterations; 100-byte lines; blocks, bits
+    "small": {"lines": 1_000_000, "kmeans": (60_000, 16, 8, 10), "sort_lines": 1_000_000, "mine": (64, 12)},
+    "full": {"lines": 8_500_000, "kmeans": (270_000, 16, 12, 10), "sort_lines": 10_000_000,
+             "mine": (2_000, 14)},
+}
+LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = 0, (0, 0, 0, 0), 0, (0, 0)  # set by use_size()
 PARTS = 8
+
+
+def use_size(name):
+    global LINES, KMEANS, SORT_LINES, BLOCKS, BITS
+    size = SIZES[name]
+    LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = size["lines"], size["kmeans"], size["sort_lines"], size["mine"]
 
 
 def line_of(i):
@@ -59,11 +72,20 @@ def add_points(a, b):
 
 
 def sort_line(i):
-    return hashlib.md5(str(i).encode()).hexdigest() + " payload"
+    return hashlib.md5(str(i).encode()).hexdigest() + f" {i:012d} " + "x" * 54  # 100 bytes
 
 
 def identity(x):
     return x
+
+
+def count_and_first(lines):
+    count, first = 0, None
+    for line in lines:
+        if count == 0:
+            first = line
+        count += 1
+    return [(count, first)]
 
 
 def mine(block):
@@ -102,14 +124,20 @@ def run(sc):
         points.unpersist()
         return round(sum(sum(c) for c in centroids), 6)
     timed("kmeans", kmeans)
-    timed("sort", lambda: sc.parallelize(range(SORT_LINES), PARTS).map(sort_line)
-          .sortBy(identity, True, PARTS).take(3)[0])
+    def sort():  # every output partition merged; checked: all lines, partitions in order
+        heads = (sc.parallelize(range(SORT_LINES), PARTS).map(sort_line).sortBy(identity, True, PARTS)
+                 .mapPartitions(count_and_first).collect())
+        firsts = [first for _, first in heads if first is not None]
+        return (sum(n for n, _ in heads), firsts == sorted(firsts), firsts[0])
+    timed("sort", sort)
     timed("minebench", lambda: sum(n for _, n in sc.parallelize(range(BLOCKS), PARTS)
                                    .map(mine).collect()))
 
 
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "spindle"
+    props = dict(a.split("=", 1) for a in sys.argv[2:])
+    use_size(props.get("size", "small"))
     if which == "spark":
         from pyspark.sql import SparkSession
         spark = SparkSession.builder.appName("spindle-bench").getOrCreate()
@@ -117,7 +145,6 @@ def main():
         spark.stop()
         return
     from spindle_engine import Cluster, Engine, Properties, Worker
-    props = dict(a.split("=", 1) for a in sys.argv[2:])
     with Engine.start():
         run(Worker(Cluster(Properties({"executor.affinity": props.get("affinity", "false")})),
                    "python"))

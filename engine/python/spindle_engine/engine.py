@@ -29,13 +29,13 @@ from .fileserver import FileServer, fetch, url
 from .rpc import ttypes
 
 DEFAULTS = {
-    # a driver started by Spindle (engine product jobs) gets these three from its environment
+    # a driver started by Spindle (engine product jobs) gets these from its environment
     "engine.mode": os.environ.get("SPINDLE_ENGINE_MODE", "local"),
     "engine.agents": os.environ.get("SPINDLE_ENGINE_AGENTS", ""),
     "engine.driver_host": os.environ.get("SPINDLE_ENGINE_DRIVER_HOST", "127.0.0.1"),
+    "engine.shm_dir": os.environ.get("SPINDLE_ENGINE_SHM_DIR", "/dev/shm"),
     "executor.affinity": "false",
     "storage.compression": "6",
-    "engine.shm_dir": "/dev/shm",
     "engine.scratch_dirs": tempfile.gettempdir(),
     "executor.instances": "1",
     "executor.cores": "1",

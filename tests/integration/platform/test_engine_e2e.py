@@ -116,6 +116,7 @@ def test_multi_language_word_count_spills_on_the_members_disks(engine_cluster):
     assert len(hosts) == 2 and disks == {"1", "2"}, files  # both members, both of their disks
     assert any("/shuffle" in f for f in files) and any("/spill/" in f for f in files), files
     assert result["metrics"]["cpp"]["spill_files"] + result["metrics"]["python"]["spill_files"] > 0
+    assert result["big_count"] == 3_000_000 and result["driver_dir"].startswith("/tmp/")
 
 
 def test_kmeans_gives_the_reference_centroids(engine_cluster):

@@ -2,7 +2,8 @@
 dataset is handed over with importData, and a C++ worker (its function compiled here, in the
 driver, against the engine's header-only API) reduces the counts.
 
-The same counts by a groupByKey (no map-side combining) make the shuffle spill.
+The same counts by a groupByKey (no map-side combining) make the shuffle spill. A parallelize
+larger than a container's /dev/shm checks where the driver keeps its files.
 Prints `RESULT <json>`: the counts, the shuffle and spill files each executor member found on
 its /data/* disks while the job ran, and the workers' metrics. Writes the counts to
 /job/output/counts.json.
@@ -18,6 +19,7 @@ from spindle_engine import Cluster, Engine, Properties, Worker
 
 WORDS = [f"w{i:03d}" for i in range(200)]
 LINES = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+BIG = 9_000_000  # records of a parallelize: ≈ 80 MB encoded
 
 
 def words_of(i):
@@ -57,7 +59,9 @@ with Engine.start():
     grouped = dict(pairs.groupByKey(8).mapValues(len).collect())
     assert grouped == counts, "groupByKey and the C++ reduceByKey disagree"
     files = sorted(set(python.parallelize(range(8), 8).mapPartitions(disk_files).collect()))
-    result = {"counts": counts, "files": files,
+    # the driver's own files outgrow a container's 64 MB /dev/shm (the job sets /tmp instead)
+    big = python.parallelize(range(BIG), 8).filter(lambda x: x % 3 == 0).count()
+    result = {"counts": counts, "files": files, "big_count": big, "driver_dir": cluster.shm_dir,
               "metrics": {"python": python.metrics, "cpp": cpp.metrics},
               "hosts": sorted({ex.host for ex in python.executors})}
     print("RESULT " + json.dumps(result), flush=True)
