@@ -17,6 +17,10 @@ namespace spindle {
 namespace {
 
 constexpr int kTimeoutSeconds = 60;
+// A live file server's kernel answers a SYN at once, whatever its load; a host that vanished
+// (its member killed) answers nothing until its replacement holds the IP, so a fetch from it
+// must fail fast instead of waiting out SYN retries.
+constexpr int kConnectTimeoutSeconds = 5;
 
 /** A connected socket to "HOST:PORT", closed on destruction; throws FETCH_FAILED. */
 class Connection {
@@ -34,11 +38,13 @@ class Connection {
     for (addrinfo* a = res; a && fd_ < 0; a = a->ai_next) {
       int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
-      timeval tv{kTimeoutSeconds, 0};  // Linux applies SO_SNDTIMEO to connect() too
+      timeval connectTv{kConnectTimeoutSeconds, 0}, tv{kTimeoutSeconds, 0};
       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) fd_ = fd;
-      else {
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &connectTv, sizeof connectTv);  // Linux: also connect()
+      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        fd_ = fd;
+      } else {
         why = std::strerror(errno);
         ::close(fd);
       }

@@ -16,6 +16,9 @@ from .rpc import keepalive
 
 _LEN = struct.Struct(">q")
 _CHUNK = 1 << 22
+# A live server's kernel answers a SYN at once; a vanished host (its member killed) answers
+# nothing until its replacement holds the IP: fail such a fetch fast (engine/cpp/src/fetch.cpp).
+CONNECT_TIMEOUT_S = 5
 
 
 def parse_url(url):
@@ -113,7 +116,8 @@ def fetch(file_url, dest, offset=0, length=-1, timeout=30):
     address, path = parse_url(file_url)
     host, _, port = address.rpartition(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        with socket.create_connection((host, int(port)), timeout=min(timeout, CONNECT_TIMEOUT_S)) as s:
+            s.settimeout(timeout)
             keepalive(s)
             s.sendall(f"GET {offset} {length} {path}\n".encode())
             f = s.makefile("rb")
