@@ -113,7 +113,9 @@ class StageRun:
                     ex.restart_if(generation)
                 except AgentUnreachable as restart_error:  # its host is gone: others go on
                     if any(not x.down for x in self.worker.executors):
-                        self._finish(i, retry=True)
+                        # what it held is lost with it: recompute that now rather than
+                        # wait for a task's fetch from the vanished host to fail
+                        self._finish(i, lost_host=ex.file_server)
                     else:
                         self._finish(i, error=restart_error)
                     continue
