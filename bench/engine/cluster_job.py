@@ -25,14 +25,10 @@ SIZES = {  # lines of ≈ 59 bytes; K-Means points, dimensions, k, iterations; 1
     "full": {"lines": 8_500_000, "kmeans": (270_000, 16, 12, 10), "sort_lines": 10_000_000,
              "mine": (2_000, 14)},
 }
-LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = 0, (0, 0, 0, 0), 0, (0, 0)  # set by use_size()
 PARTS = 8
-
-
-def use_size(name):
-    global LINES, KMEANS, SORT_LINES, BLOCKS, BITS
-    size = SIZES[name]
-    LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = size["lines"], size["kmeans"], size["sort_lines"], size["mine"]
+ARGS = dict(a.split("=", 1) for a in sys.argv[2:])  # affinity=…, size=…
+_SIZE = SIZES[ARGS.get("size", "small")]
+LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = _SIZE["lines"], _SIZE["kmeans"], _SIZE["sort_lines"], _SIZE["mine"]
 
 
 def line_of(i):
@@ -136,8 +132,6 @@ def run(sc):
 
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "spindle"
-    props = dict(a.split("=", 1) for a in sys.argv[2:])
-    use_size(props.get("size", "small"))
     if which == "spark":
         from pyspark.sql import SparkSession
         spark = SparkSession.builder.appName("spindle-bench").getOrCreate()
@@ -146,7 +140,7 @@ def main():
         return
     from spindle_engine import Cluster, Engine, Properties, Worker
     with Engine.start():
-        run(Worker(Cluster(Properties({"executor.affinity": props.get("affinity", "false")})),
+        run(Worker(Cluster(Properties({"executor.affinity": ARGS.get("affinity", "false")})),
                    "python"))
 
 
