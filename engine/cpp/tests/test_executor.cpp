@@ -247,6 +247,10 @@ static void shuffles(Client& cl, Client& tiny) {
   CHECK(readPartition(r.buckets[0][0]) == (std::vector<Value>{Value::pair("a", 104), Value::pair("b", 102)}));
 }
 
+static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts, rpc::KeyMode::type mode,
+                                    const rpc::Function* key, const List& bounds, bool ascending,
+                                    const std::string& name, int* spills, std::vector<int>* flags);
+
 static void sorting(Client& cl, bool spill, bool ascending) {
   std::mt19937_64 rng(ascending ? 11 : 12);
   std::vector<std::string> parts;
@@ -259,35 +263,11 @@ static void sorting(Client& cl, bool spill, bool ascending) {
     writePartition(parts.back(), recs);
     all.insert(all.end(), recs.begin(), recs.end());
   }
-  const int buckets = 3;
-  List bounds{Value(-200), Value(150)};
-  std::map<int32_t, std::vector<std::string>> runs;
   int spills = 0;
-  for (int p = 0; p < 3; p++) {
-    rpc::Sink rs = sinkOf(rpc::SinkKind::RANGE_SHUFFLE);
-    rs.__set_buckets(buckets);
-    rs.__set_bounds(encode(Value(bounds)));
-    rs.__set_ascending(ascending);
-    rs.__set_key_mode(rpc::KeyMode::WHOLE);
-    rs.__set_path_prefix(g_tmp + "/sort-" + std::to_string(spill) + std::to_string(ascending) + "-" + std::to_string(p));
-    rpc::TaskResult r;
-    cl.c->run(r, task(files({parts[size_t(p)]}), {}, rs, p));
-    spills += r.spill_files;
-    for (auto& [b, fs] : r.buckets)
-      for (auto& f : fs) runs[b].push_back(f);
-  }
+  std::vector<Value> got = rangeSort(cl, parts, rpc::KeyMode::WHOLE, nullptr, List{Value(-200), Value(150)},
+                                     ascending, "sort-" + std::to_string(spill) + std::to_string(ascending),
+                                     &spills, nullptr);
   CHECK(spill ? spills > 0 : spills == 0);
-  std::vector<Value> got;
-  for (int b = 0; b < buckets; b++) {
-    rpc::Source src = shuffle(rpc::MergeKind::SORTED_RUNS, runs[b]);
-    src.__set_ascending(ascending);
-    rpc::Sink take = sinkOf(rpc::SinkKind::TAKE);
-    take.__set_n(1 << 30);
-    rpc::TaskResult r;
-    cl.c->run(r, task(src, {}, take, b));
-    Value part = resultValue(r);
-    for (Value& v : part.asList()) got.push_back(v);
-  }
   std::stable_sort(all.begin(), all.end(), [&](const Value& a, const Value& b) {
     return ascending ? compareValues(a, b) < 0 : compareValues(a, b) > 0;
   });
