@@ -1,0 +1,276 @@
+"""The words every Spindle service shares, defined once: disk classes, cluster/member/task states,
+container labels, and the typed shapes that cross service boundaries (a cluster's launch spec,
+a member's container, a task as the scheduler reports it, a cluster as users see it).
+
+Services import these; nothing else defines them again. Timestamps are timezone-aware (UTC) and
+serialise as RFC 3339."""
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+
+# --- words ----------------------------------------------------------------------------------------
+
+
+class DiskClass(StrEnum):
+    HDD = "hdd"
+    SSD = "ssd"
+    NVME = "nvme"
+
+
+DISK_CLASSES: tuple[str, ...] = tuple(c.value for c in DiskClass)
+
+
+class ClusterState(StrEnum):
+    PENDING = "PENDING"  # accepted, nothing held yet
+    QUEUED = "QUEUED"  # waiting for resources (the user asked to wait)
+    SCHEDULING = "SCHEDULING"  # members handed to the scheduler, waiting for offers that fit
+    DEPLOYING = "DEPLOYING"  # placed; containers starting
+    CONFIGURING = "CONFIGURING"  # every member healthy; service discovery being confirmed
+    RUNNING = "RUNNING"
+    DEGRADED = "DEGRADED"  # was RUNNING; a member died and is being replaced
+    FAILED = "FAILED"
+    DESTROYING = "DESTROYING"
+    DESTROYED = "DESTROYED"
+
+
+# States in which a cluster is served and nothing waits on a timer: streams end here.
+SETTLED_STATES = frozenset({ClusterState.RUNNING, ClusterState.FAILED, ClusterState.DESTROYED})
+
+
+class TaskState(StrEnum):
+    """Mesos task states (mesos.proto ``TaskState``)."""
+
+    TASK_STAGING = "TASK_STAGING"
+    TASK_STARTING = "TASK_STARTING"
+    TASK_RUNNING = "TASK_RUNNING"
+    TASK_KILLING = "TASK_KILLING"
+    TASK_FINISHED = "TASK_FINISHED"
+    TASK_FAILED = "TASK_FAILED"
+    TASK_KILLED = "TASK_KILLED"
+    TASK_ERROR = "TASK_ERROR"
+    TASK_LOST = "TASK_LOST"
+    TASK_DROPPED = "TASK_DROPPED"
+    TASK_UNREACHABLE = "TASK_UNREACHABLE"
+    TASK_GONE = "TASK_GONE"
+    TASK_GONE_BY_OPERATOR = "TASK_GONE_BY_OPERATOR"
+    TASK_UNKNOWN = "TASK_UNKNOWN"
+
+
+# After these a task holds nothing any more.
+TERMINAL_TASK_STATES = frozenset({
+    TaskState.TASK_FINISHED, TaskState.TASK_FAILED, TaskState.TASK_KILLED, TaskState.TASK_ERROR,
+    TaskState.TASK_LOST, TaskState.TASK_DROPPED, TaskState.TASK_GONE, TaskState.TASK_GONE_BY_OPERATOR,
+    TaskState.TASK_UNKNOWN})
+# Ends that mean the member died (not that it finished or was killed on purpose).
+DIED_TASK_STATES = TERMINAL_TASK_STATES - {TaskState.TASK_FINISHED, TaskState.TASK_KILLED}
+
+
+class MemberState(StrEnum):
+    """A member as users see it: not launched yet, resources held and launch sent, then its task's state."""
+
+    PENDING = "PENDING"
+    LAUNCHING = "LAUNCHING"
+    TASK_STAGING = "TASK_STAGING"
+    TASK_STARTING = "TASK_STARTING"
+    TASK_RUNNING = "TASK_RUNNING"
+    TASK_KILLING = "TASK_KILLING"
+    TASK_FINISHED = "TASK_FINISHED"
+    TASK_FAILED = "TASK_FAILED"
+    TASK_KILLED = "TASK_KILLED"
+    TASK_ERROR = "TASK_ERROR"
+    TASK_LOST = "TASK_LOST"
+    TASK_DROPPED = "TASK_DROPPED"
+    TASK_UNREACHABLE = "TASK_UNREACHABLE"
+    TASK_GONE = "TASK_GONE"
+    TASK_GONE_BY_OPERATOR = "TASK_GONE_BY_OPERATOR"
+    TASK_UNKNOWN = "TASK_UNKNOWN"
+
+
+class RestartPolicy(StrEnum):
+    NEVER = "never"
+    REPLACE = "replace"  # a member that dies while running is launched again on fresh disks, same IP
+
+
+class Strategy(StrEnum):
+    SPREAD = "spread"
+    PACK = "pack"
+
+
+# Docker labels on everything Spindle starts (containers of members and of job drivers).
+OWNED_LABEL = "io.spindle.owned"
+TASK_LABEL = "io.spindle.task-id"
+MEMBER_LABEL = "io.spindle.member"
+CLUSTER_LABEL = "io.spindle.cluster"
+JOB_LABEL = "io.spindle.job"
+
+# Names: cluster and member ids (also Mesos task id prefixes and DNS labels).
+NAME_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,127}$"
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware (UTC)."""
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime) -> datetime:
+    """A database timestamp (stored without zone, in UTC) as an aware one."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _rfc3339(value: datetime) -> str:
+    return as_utc(value).isoformat().replace("+00:00", "Z")
+
+
+# An aware timestamp that serialises as RFC 3339 in UTC (``2026-11-23T19:52:47.123456Z``).
+Timestamp = Annotated[AwareDatetime, PlainSerializer(_rfc3339, return_type=str, when_used="json")]
+
+
+class Model(BaseModel):
+    """Shared base: unknown fields are refused, so drift between services shows at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- a cluster's launch, as the orchestrator hands it to the scheduler ---------------------------
+
+
+class HealthCheckSpec(Model):
+    command: list[str] | None = None
+    tcp_port: int | None = Field(default=None, ge=1, le=65535)
+    timeout_seconds: float = Field(default=120, gt=0, le=3600)
+    interval_seconds: float = Field(default=0.5, gt=0, le=60)
+
+
+class ContainerSpec(Model):
+    """What a member's (or a job driver's) container runs, rendered from the product manifest."""
+
+    image: str = Field(min_length=1)
+    command: list[str] | None = None
+    env: dict[str, str] = {}
+    files: dict[str, str] = Field(default={}, description="container path → content")
+    health: HealthCheckSpec | None = None
+    hostname: str | None = None
+
+
+class IpLease(Model):
+    """A floating IP the orchestrator holds for a member (network-service's allocation)."""
+
+    address: str
+    docker_network: str
+    dns_name: str | None = None
+
+
+class MemberSpec(Model):
+    member_id: str = Field(pattern=NAME_PATTERN)
+    role: str = Field(min_length=1, max_length=64)
+    cpus: float = Field(gt=0, le=512)
+    mem_mb: int = Field(ge=16, le=4 * 1024 * 1024)
+    disks: dict[DiskClass, int] = {}
+    cpuset: int | None = Field(default=None, ge=1, description="dedicated cpus on one NUMA node")
+    restart: RestartPolicy = RestartPolicy.NEVER
+    container: ContainerSpec
+    lease: IpLease | None = Field(default=None, description="the member's floating IP, held by the orchestrator")
+
+    @field_validator("disks")
+    @classmethod
+    def _counts(cls, disks: dict[DiskClass, int]) -> dict[DiskClass, int]:
+        for disk_class, count in disks.items():
+            if not 0 <= count <= 64:
+                raise ValueError(f"disk count for {disk_class} must be 0–64")
+        return disks
+
+
+class ClusterSpec(Model):
+    """A launch: every member of one cluster, placed all or nothing."""
+
+    cluster_id: str = Field(pattern=NAME_PATTERN)
+    strategy: Strategy = Strategy.SPREAD
+    preferred_hosts: list[str] = []
+    members: list[MemberSpec] = Field(min_length=1, max_length=1000)
+    origin: str | None = Field(default=None, max_length=200,
+                               description="who launched it (an orchestrator instance), to find its clusters again")
+
+
+# --- what the scheduler reports ------------------------------------------------------------------
+
+
+class HeldDisk(Model):
+    """A whole disk a member holds, as the member sees it and as disk-service knows it."""
+
+    container_path: str
+    mount_point: str
+    id: int | None = None
+    device_path: str | None = None
+    disk_class: DiskClass | None = None
+    size_bytes: int | None = None
+
+
+class TaskView(Model):
+    """One member's Mesos task as the scheduler knows it."""
+
+    task_id: str
+    cluster_id: str
+    member_id: str
+    state: MemberState
+    message: str
+    hostname: str | None = None
+    disks: list[HeldDisk] = []
+    ip: str | None = None
+    launches: int = Field(1, description="how many Mesos tasks this member has had (1 + relaunches)")
+    kill_requested: bool = False
+    updated_at: Timestamp | None = None
+
+
+# --- clusters as users see them ------------------------------------------------------------------
+
+
+class PortSpec(Model):
+    name: str
+    port: int = Field(ge=1, le=65535)
+    protocol: Literal["tcp", "udp"] = "tcp"
+    ui: bool = Field(False, description="a web page people open in a browser")
+
+
+class MemberView(Model):
+    member_id: str
+    role: str
+    state: MemberState
+    message: str = ""
+    node: str | None = None
+    ip: str | None = None
+    dns_name: str | None = None
+    disks: list[HeldDisk] = []
+    ports: list[PortSpec] = []
+    replacements: int = Field(0, description="how often Spindle launched this member again after it died")
+
+
+class ClusterView(Model):
+    id: str
+    owner: str
+    product: str
+    version: str
+    state: ClusterState
+    reason_code: str | None = None
+    reason: str | None = None
+    options: dict[str, object]
+    created_at: Timestamp
+    updated_at: Timestamp
+    members: list[MemberView] = []
+
+
+class ClusterPage(Model):
+    items: list[ClusterView]
+    next_page_token: str | None = None
+
+
+class EventView(Model):
+    """One step of a cluster's timeline (``member_id`` set when it is about one member)."""
+
+    seq: int
+    at: Timestamp
+    member_id: str | None = None
+    step: str
+    state: str
+    message: str
