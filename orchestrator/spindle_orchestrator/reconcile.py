@@ -1,0 +1,276 @@
+"""Every state decision of a cluster and its members, as one pure function (Nomad's reconciler,
+a Kubernetes controller's level-triggered loop):
+
+    reconcile(desired, observed, now, timeouts) -> [actions]
+
+``desired`` is what the orchestrator has recorded (the user's request, the cluster's state, each
+member's last known state); ``observed`` is what the other services report now (the scheduler's
+tasks, Consul's passing checks, running jobs, the outcome of a launch just tried). The result says
+what to do, each action with its reason; the worker (``lifecycle.py``) applies them. Because every
+action is re-derived from current state, a crash between two actions is harmless: the next round
+derives the rest again.
+
+Cluster states: PENDING → SCHEDULING (or QUEUED) → DEPLOYING → CONFIGURING → RUNNING ⇄ DEGRADED;
+any → FAILED (reason code) → cleaned up; any → DESTROYING → DESTROYED.
+"""
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from spindle_common.contracts import (
+    DIED_TASK_STATES, TERMINAL_TASK_STATES, ClusterState, MemberState, RestartPolicy, TaskView,
+)
+
+S = ClusterState
+# How often one member is launched again after dying before its cluster is left to fail.
+MAX_REPLACEMENTS = 3
+# States in which the cluster's members are with the scheduler and are followed.
+FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNNING, S.DEGRADED})
+# States in which every member has been running (a member that dies then is "lost", not "failed").
+SERVED = frozenset({S.RUNNING, S.DEGRADED})
+
+
+# --- what goes in --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """A member as the orchestrator last recorded it."""
+
+    member_id: str
+    restart: RestartPolicy = RestartPolicy.NEVER
+    state: MemberState = MemberState.PENDING
+    message: str = ""
+    replacements: int = 0
+    dns_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Desired:
+    """The cluster as the orchestrator keeps it."""
+
+    cluster_id: str
+    state: ClusterState
+    members: tuple[MemberRecord, ...] = ()
+    delete_requested: bool = False
+    deadline: datetime | None = None
+    cleaned_up: bool = False
+    wait_for_resources: bool = False
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the other services report now. ``tasks`` is None when they were not asked (the state
+    needs none); an empty dict means the scheduler has no task of this cluster."""
+
+    tasks: dict[str, TaskView] | None = None
+    consul_passing: frozenset[str] = frozenset()  # member ids whose DNS name Consul answers for
+    jobs_running: int = 0
+    launch_error: tuple[str, str] | None = None  # (code, message) of the launch just tried
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    scheduling_s: float = 120.0
+    deploying_s: float = 600.0
+    configuring_s: float = 120.0
+
+
+# --- what comes out ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Launch(Action):
+    """Hold the members' floating IPs, render their containers and hand the cluster to the scheduler."""
+
+
+@dataclass(frozen=True)
+class RecordMember(Action):
+    """A member's task changed: record what the scheduler reports (state, node, IP, disks)."""
+
+    member_id: str = ""
+    task: TaskView | None = None
+
+
+@dataclass(frozen=True)
+class Relaunch(Action):
+    """Launch a member that died again (fresh disks, the same floating IP and DNS name)."""
+
+    member_id: str = ""
+    replacement: int = 0  # which replacement this is (1 = the first)
+    launches_seen: int = 0  # the task's launch count this decision saw (a repeat is a no-op)
+
+
+@dataclass(frozen=True)
+class StopJobs(Action):
+    """Stop the cluster's running jobs."""
+
+
+@dataclass(frozen=True)
+class Kill(Action):
+    """Kill every task of the cluster that has not ended."""
+
+
+@dataclass(frozen=True)
+class ReleaseIps(Action):
+    """Give back every floating IP and DNS name the cluster's members hold."""
+
+
+@dataclass(frozen=True)
+class Transition(Action):
+    state: ClusterState = S.PENDING
+    code: str | None = None  # machine-readable reason (FAILED)
+    deadline: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MarkCleanedUp(Action):
+    """A failed cluster holds nothing any more."""
+
+
+@dataclass
+class _Plan:
+    now: datetime
+    timeouts: Timeouts
+    actions: list[Action] = field(default_factory=list)
+
+    def to(self, state: ClusterState, reason: str, deadline_s: float | None = None, code: str | None = None) -> None:
+        deadline = self.now + timedelta(seconds=deadline_s) if deadline_s else None
+        self.actions.append(Transition(reason, state, code, deadline))
+
+
+# --- the decisions -------------------------------------------------------------------------------
+
+
+def reconcile(desired: Desired, observed: Observed, now: datetime, timeouts: Timeouts = Timeouts()) -> list[Action]:
+    """Every action the cluster needs now, in the order they must be applied."""
+    plan = _Plan(now, timeouts)
+    state = desired.state
+    if state == S.DESTROYED or (state == S.FAILED and desired.cleaned_up and not desired.delete_requested):
+        return []
+    if desired.delete_requested and state not in (S.DESTROYING, S.DESTROYED):
+        plan.to(S.DESTROYING, "deletion requested")
+        state = S.DESTROYING
+    if state in (S.DESTROYING, S.FAILED):
+        _give_back(desired, observed, plan, state)
+    elif state == S.PENDING:
+        _launch(desired, observed, plan)
+    elif state in FOLLOWED:
+        _follow(desired, observed, plan)
+    return plan.actions
+
+
+def _launch(desired: Desired, observed: Observed, plan: _Plan) -> None:
+    if observed.launch_error:
+        code, message = observed.launch_error
+        plan.to(S.FAILED, message, code=code)
+        return
+    plan.actions.append(Launch(f"{len(desired.members) or 'all'} members to place"))
+    if desired.wait_for_resources:
+        plan.to(S.QUEUED, "members queued until resources are free")
+    else:
+        plan.to(S.SCHEDULING, "placing members", plan.timeouts.scheduling_s)
+
+
+def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
+    tasks = observed.tasks or {}
+    state = desired.state
+    expired = desired.deadline is not None and plan.now > desired.deadline
+    current: dict[str, MemberState] = {}
+    dead: list[tuple[MemberRecord, TaskView]] = []
+    relaunched: list[str] = []
+    for member in desired.members:
+        task = tasks.get(member.member_id)
+        if task is None:  # the scheduler does not know it (its state was lost): the member is lost
+            task = TaskView(task_id="", cluster_id=desired.cluster_id, member_id=member.member_id,
+                            state=MemberState.TASK_LOST, message="the scheduler has no task for this member",
+                            launches=member.replacements + 1)
+        if (task.state, task.message) != (member.state, member.message):
+            plan.actions.append(RecordMember(f"task {task.state}", member.member_id, task))
+        current[member.member_id] = task.state
+        if task.state in TERMINAL_TASK_STATES and not task.kill_requested:
+            if _replaceable(member, task, state):
+                replacement = task.launches  # launches so far = replacements so far + 1
+                plan.actions.append(Relaunch(f"replacement {replacement} after {task.state}: {task.message}",
+                                             member.member_id, replacement, task.launches))
+                relaunched.append(member.member_id)
+            else:
+                dead.append((member, task))
+    if dead:
+        served = state in SERVED
+        exhausted = [m for m, t in dead if m.restart == RestartPolicy.REPLACE and t.launches > MAX_REPLACEMENTS]
+        code = "REPLACEMENTS_EXHAUSTED" if exhausted and served else ("MEMBER_LOST" if served else "MEMBER_FAILED")
+        plan.to(S.FAILED, "; ".join(f"{m.member_id}: {t.state} {t.message}".strip() for m, t in dead)
+                + (f" (replaced {MAX_REPLACEMENTS} times already)" if code == "REPLACEMENTS_EXHAUSTED" else ""),
+                code=code)
+        return
+    running = all(s == MemberState.TASK_RUNNING for s in current.values()) and bool(current)
+    if state in SERVED:
+        if relaunched or not running:
+            if state == S.RUNNING:
+                waiting = relaunched or [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
+                plan.to(S.DEGRADED, f"members {', '.join(waiting)} being replaced", plan.timeouts.deploying_s)
+            elif expired:
+                slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
+                plan.to(S.FAILED, f"members {', '.join(slow)} not back within {plan.timeouts.deploying_s:.0f} s",
+                        code="REPLACEMENT_TIMEOUT")
+        elif state == S.DEGRADED:
+            plan.to(S.RUNNING, "every member running again")
+        return
+    if state == S.CONFIGURING:
+        if not running:  # a member stopped running before discovery was confirmed
+            plan.to(S.DEPLOYING, "members restarting", plan.timeouts.deploying_s)
+            return
+        waiting = [m.member_id for m in desired.members if m.dns_name and m.member_id not in observed.consul_passing]
+        if not waiting:
+            plan.to(S.RUNNING, "every member healthy and resolvable")
+        elif expired:
+            plan.to(S.FAILED, f"not passing in Consul: {', '.join(waiting)}", code="DISCOVERY_UNHEALTHY")
+        return
+    if running:
+        plan.to(S.CONFIGURING, "all members healthy", plan.timeouts.configuring_s)
+    elif any(s != MemberState.PENDING for s in current.values()) and state != S.DEPLOYING:
+        plan.to(S.DEPLOYING, "members placed, starting containers", plan.timeouts.deploying_s)
+    elif expired and state == S.SCHEDULING:
+        why = next((t.message for t in tasks.values() if t.message), "no offer fitted")
+        plan.to(S.FAILED, why, code="UNPLACEABLE")
+    elif expired and state == S.DEPLOYING:
+        slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
+        plan.to(S.FAILED, f"members {', '.join(slow)} not healthy within {plan.timeouts.deploying_s:.0f} s",
+                code="DEPLOY_TIMEOUT")
+
+
+def _replaceable(member: MemberRecord, task: TaskView, state: ClusterState) -> bool:
+    """A member whose product asks for it, that had been running and died (not finished, not
+    killed by us), with replacements left."""
+    was_running = state in SERVED or member.state == MemberState.TASK_RUNNING
+    return (member.restart == RestartPolicy.REPLACE and was_running and task.state in DIED_TASK_STATES
+            and task.launches <= MAX_REPLACEMENTS)
+
+
+def _give_back(desired: Desired, observed: Observed, plan: _Plan, state: ClusterState) -> None:
+    """DESTROYING, or FAILED not yet cleaned up: stop jobs, kill tasks; once every task has ended,
+    free the IPs and finish."""
+    if state == S.FAILED and desired.cleaned_up:
+        return
+    tasks = observed.tasks or {}
+    for member in desired.members:
+        task = tasks.get(member.member_id)
+        if task is not None and (task.state, task.message) != (member.state, member.message):
+            plan.actions.append(RecordMember(f"task {task.state}", member.member_id, task))
+    if observed.jobs_running:
+        plan.actions.append(StopJobs(f"{observed.jobs_running} jobs still run"))
+    live = [t for t in tasks.values() if t.state not in TERMINAL_TASK_STATES]
+    if live and not all(t.kill_requested for t in live):
+        plan.actions.append(Kill(f"{len(live)} tasks still live"))
+    if live or observed.jobs_running:
+        return
+    plan.actions.append(ReleaseIps("every task has ended"))
+    if state == S.DESTROYING:
+        plan.to(S.DESTROYED, "every container removed, disks wiped, IPs freed")
+    else:
+        plan.actions.append(MarkCleanedUp("resources of the failed launch released"))
