@@ -29,9 +29,16 @@ class ServiceClient:
         return response.json() if response.content else None
 
     def request_raw(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """The successful answer as it is (e.g. a file); errors as ``ApiError``."""
+        """The successful answer as it is (e.g. a file); errors as ``ApiError``.
+
+        A request that cannot even be built from the caller's input (a path or query with control
+        characters or unencodable text, a body that is no JSON) is the caller's fault: 422
+        ``INVALID_REQUEST``, not a 500 and not the service's unavailability."""
         try:
             response = self._http.request(method, path, **kwargs)
+        except (httpx.InvalidURL, httpx.LocalProtocolError, ValueError) as exc:  # ValueError: UnicodeError, NaN in JSON
+            raise ApiError(422, "INVALID_REQUEST", f"the request cannot be sent on: {type(exc).__name__}: {exc}"[:500],
+                           {"method": method, "path": path.encode("ascii", "backslashreplace").decode()[:200]}) from exc
         except httpx.HTTPError as exc:
             raise ApiError(503, "SERVICE_UNAVAILABLE", f"{self._http.base_url} is unreachable: {exc}") from exc
         if response.is_success:
@@ -77,6 +84,19 @@ class DiskClient(ServiceClient):
         """Release (and wipe) everything ``owner`` holds."""
         return self.request("POST", "/allocations/release", json={"owner": owner})
 
+    def allocate_batch(self, requests: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """Disks for many owners in ONE call, all or none (one transaction): ``requests`` are
+        ``{"owner", "node", "disk_class", "count"}``, an owner once per class and on one node. Returns
+        owner → its disks (id, node, device_path, mount_point, disk_class, size_bytes); asking again
+        for what the owners already hold returns the same disks."""
+        return self.request("POST", "/allocations/batch", json={"requests": requests})["allocations"]
+
+    def release_many(self, owners: list[str]) -> list[dict[str, Any]]:
+        """Release (and wipe) everything these owners hold, in one call; an owner holding nothing is fine."""
+        if not owners:
+            return []
+        return self.request("POST", "/allocations/release", json={"owners": list(owners)})
+
 
 class NetworkClient(ServiceClient):
     """network-service: floating IPs for members."""
@@ -91,6 +111,24 @@ class NetworkClient(ServiceClient):
 
     def release(self, owner: str) -> Any:
         return self.request("POST", "/allocations/release", json={"owner": owner})
+
+    def allocate_batch(self, pool: str, members: list[dict[str, Any]],
+                       dns_service: str | None = None) -> list[dict[str, Any]]:
+        """Floating IPs for many members in ONE call, all or none: ``members`` are ``{"owner",
+        "dns_name"?, "health_tcp_port"?}``; with ``dns_service`` each named member is registered in
+        Consul as ``<dns_name>.<dns_service>.service.<domain>``. Returns one lease per member, in
+        order: owner, address, docker_network, dns_name (the full name, or None). A member that
+        already holds an IP in the pool gets the same one back."""
+        body: dict[str, Any] = {"pool": pool, "members": members}
+        if dns_service is not None:
+            body["dns_service"] = dns_service
+        return self.request("POST", "/allocations/batch", json=body)["leases"]
+
+    def release_many(self, owners: list[str]) -> list[dict[str, Any]]:
+        """Free every IP of these owners and drop their DNS names, in one call; holding nothing is fine."""
+        if not owners:
+            return []
+        return self.request("POST", "/allocations/release", json={"owners": list(owners)})
 
 
 class SchedulerClient(ServiceClient):
@@ -108,3 +146,8 @@ class SchedulerClient(ServiceClient):
 
     def kill(self, cluster_id: str) -> list[dict[str, Any]]:
         return self.request("POST", f"/clusters/{cluster_id}/kill")
+
+    def relaunch(self, cluster_id: str, member_id: str, launches_seen: int, reason: str = "") -> dict[str, Any]:
+        """Launch an ended member again (fresh disks, its lease); a repeat changes nothing."""
+        return self.request("POST", f"/clusters/{cluster_id}/members/{member_id}/relaunch",
+                            json={"launches_seen": launches_seen, "reason": reason[:1000]})

@@ -1,10 +1,15 @@
-"""The one error envelope: ``{"error": {"code", "message", "details"}}`` for every 4xx/5xx."""
+"""The one error envelope: ``{"error": {"code", "message", "details"}}`` for every 4xx/5xx, its
+OpenAPI shape (``ErrorEnvelope``) and ``error_responses`` to document a route's error statuses."""
+from http import HTTPStatus
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 
 class ApiError(Exception):
@@ -18,6 +23,50 @@ class ApiError(Exception):
         self.details = details or {}
 
 
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: str = Field(description="machine-readable, e.g. CLUSTER_NOT_FOUND or VALIDATION_FAILED",
+                      examples=["CLUSTER_NOT_FOUND"])
+    message: str = Field(description="for people")
+    details: dict[str, Any] = Field(description="what the error is about (free-form, by code)")
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error response of every Spindle service."""
+
+    model_config = ConfigDict(extra="forbid")
+    error: ErrorBody
+
+
+# What each status means when a route documents it without a description of its own.
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    400: "the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST)",
+    401: "no API token, or an unknown or revoked one (UNAUTHENTICATED)",
+    403: "the caller may not do this: the endpoint is for administrators (FORBIDDEN)",
+    404: "no such resource (or not one the caller may see)",
+    405: "the path exists, but not with this method (METHOD_NOT_ALLOWED; Allow lists the methods)",
+    409: "the request conflicts with the resource's current state",
+    413: "the request body is too large (REQUEST_TOO_LARGE)",
+    415: "the body is not JSON",
+    422: "a parameter or the body is not valid (VALIDATION_FAILED names each field)",
+    429: "too many requests; retry after the time in Retry-After",
+    502: "an internal service failed or answered outside its contract",
+    503: "a service this endpoint needs is unreachable",
+}
+
+
+def error_responses(*statuses: int, descriptions: Mapping[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
+    """FastAPI ``responses=`` entries: each status with the error envelope as its body, described by
+    ``descriptions[status]`` or else ``ERROR_DESCRIPTIONS``."""
+    descriptions = descriptions or {}
+    unknown = set(descriptions) - set(statuses)
+    if unknown:
+        raise ValueError(f"descriptions for statuses not listed: {sorted(unknown)}")
+    return {status: {"model": ErrorEnvelope,
+                     "description": descriptions.get(status) or ERROR_DESCRIPTIONS.get(status) or HTTPStatus(status).phrase}
+            for status in statuses}
+
+
 def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON body of every error response."""
     return {"error": {"code": code, "message": message, "details": details or {}}}
@@ -25,7 +74,8 @@ def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> 
 
 _HTTP_CODES = {
     400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED", 409: "CONFLICT", 415: "UNSUPPORTED_MEDIA_TYPE",
+    405: "METHOD_NOT_ALLOWED", 409: "CONFLICT", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "TOO_MANY_REQUESTS",
 }
 
 
@@ -35,6 +85,16 @@ def _validation_details(exc: RequestValidationError) -> dict[str, Any]:
         for err in exc.errors()
     ]
     return {"errors": errors}
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves at this request's path (for ``Allow``)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        route_methods = getattr(route, "methods", None)
+        if route_methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= set(route_methods)
+    return sorted(methods)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -52,9 +112,19 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
-        return JSONResponse(envelope(code, str(exc.detail)), status_code=exc.status_code)
+        headers = dict(exc.headers or {})
+        details: dict[str, Any] = {}
+        if exc.status_code == 405:
+            # Starlette names only the first route at this path; several routes may share it.
+            allow = allowed_methods(request) or sorted(m.strip() for m in headers.get("Allow", "").split(",") if m.strip())
+            headers["Allow"] = ", ".join(allow)
+            details = {"method": request.method, "allow": allow}
+            return JSONResponse(envelope(code, f"{request.method} is not allowed here; use {headers['Allow']}", details),
+                                status_code=405, headers=headers)
+        return JSONResponse(envelope(code, str(exc.detail), details), status_code=exc.status_code,
+                            headers=headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

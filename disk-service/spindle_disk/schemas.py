@@ -1,12 +1,18 @@
 """Request and response bodies of disk-service's API (the OpenAPI contract)."""
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from spindle_common import contracts
+from spindle_common.contracts import Timestamp, as_utc
 
 DiskClass = Literal["hdd", "ssd", "nvme"]
 DiskState = Literal["free", "allocated", "wiping", "failed", "retired"]
 Name = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+Owner = Annotated[str, Field(min_length=1, max_length=255)]
+# The database keeps UTC without a zone; answers carry it aware, as RFC 3339 (``…Z``).
+UtcTimestamp = Annotated[Timestamp, BeforeValidator(lambda v: as_utc(v) if isinstance(v, datetime) else v)]
 
 
 class NodeCreate(BaseModel):
@@ -20,7 +26,7 @@ class NodeCreate(BaseModel):
 class NodeOut(NodeCreate):
     model_config = ConfigDict(from_attributes=True)
     id: int
-    created_at: datetime
+    created_at: UtcTimestamp
 
 
 class DiscoverRequest(BaseModel):
@@ -54,7 +60,7 @@ class DiskOut(BaseModel):
     state: DiskState
     state_reason: str | None
     owner: str | None
-    updated_at: datetime
+    updated_at: UtcTimestamp
 
 
 class DiscoverResult(BaseModel):
@@ -93,7 +99,7 @@ class TransitionOut(BaseModel):
     actor: str
     owner: str | None
     reason: str | None
-    at: datetime
+    at: UtcTimestamp
 
 
 class AllocationRequest(BaseModel):
@@ -110,7 +116,56 @@ class AllocationOut(BaseModel):
 
 
 class ReleaseRequest(BaseModel):
-    """Release every disk of ``owner``, or exactly the disks in ``disk_ids``."""
+    """Release every disk of ``owner``, exactly the disks in ``disk_ids``, or every disk of each of
+    ``owners`` (one transaction; an owner holding nothing is skipped, so a repeat is harmless).
+    Give exactly one of the three."""
 
     owner: str | None = Field(default=None, min_length=1, max_length=255)
     disk_ids: list[int] | None = Field(default=None, min_length=1, max_length=1024)
+    owners: list[Owner] | None = Field(default=None, min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "ReleaseRequest":
+        given = [name for name in ("owner", "disk_ids", "owners") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of owner, disk_ids or owners (got {', '.join(given) or 'none'})")
+        return self
+
+
+class BatchAllocationItem(BaseModel):
+    """``count`` disks of ``disk_class`` on ``node`` for ``owner`` (a cluster member)."""
+
+    owner: Owner
+    node: str = Name
+    disk_class: contracts.DiskClass
+    count: int = Field(ge=1, le=128)
+
+
+class BatchAllocationRequest(BaseModel):
+    """Every member of one cluster at once; a member appears once per disk class it needs, always
+    on the same node."""
+
+    requests: list[BatchAllocationItem] = Field(min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "BatchAllocationRequest":
+        from spindle_disk.batch import Ask, check_consistent
+        check_consistent([Ask(r.owner, r.node, r.disk_class.value, r.count) for r in self.requests])
+        return self
+
+
+class AllocatedDisk(BaseModel):
+    """A disk an owner holds, as a launch needs it."""
+
+    id: int
+    node: str
+    device_path: str
+    mount_point: str
+    disk_class: contracts.DiskClass
+    size_bytes: int
+
+
+class BatchAllocationOut(BaseModel):
+    """owner → the disks that satisfy its requests (in request order, then by disk id)."""
+
+    allocations: dict[str, list[AllocatedDisk]]

@@ -26,6 +26,15 @@ def is_local(node: Node, settings: Settings) -> bool:
     return node.address in settings.local_node_addresses
 
 
+def local_only(session: Session, disk_ids: list[int], settings: Settings) -> list[int]:
+    """Those of ``disk_ids`` on this machine: the only disks this process wipes (a remote node wipes
+    its own and reports), so the others need no background job at all."""
+    if not disk_ids:
+        return []
+    return list(session.scalars(select(Disk.id).join(Node, Node.id == Disk.node_id).where(
+        Disk.id.in_(disk_ids), Node.address.in_(settings.local_node_addresses)).order_by(Disk.id)))
+
+
 def device_mismatch(disk: Disk, node: Node) -> str | None:
     """Why the device at ``disk.device_path`` is not (any more) the disk we are about to wipe."""
     try:

@@ -1,10 +1,13 @@
 """Bodies of network-service's API."""
 from ipaddress import IPv4Address
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from spindle_common.contracts import IpLease
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
+Owner = Annotated[str, Field(min_length=1, max_length=255)]
 
 
 class PoolCreate(BaseModel):
@@ -40,7 +43,55 @@ class AllocationRequest(BaseModel):
 
 
 class ReleaseRequest(BaseModel):
-    owner: str = Field(min_length=1, max_length=255)
+    """Free every IP of ``owner``, or of each of ``owners`` in one call (one transaction; an owner
+    holding nothing is skipped). Give exactly one of the two."""
+
+    owner: str | None = Field(default=None, min_length=1, max_length=255)
+    owners: list[Owner] | None = Field(default=None, min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "ReleaseRequest":
+        if (self.owner is None) == (self.owners is None):
+            raise ValueError("give exactly one of owner or owners")
+        return self
+
+
+class BatchMember(BaseModel):
+    """One member: its IP, and with the batch's ``dns_service`` and a ``dns_name`` its DNS name
+    ``<dns_name>.<dns_service>.service.<domain>`` (Consul-checked on ``health_tcp_port`` if given)."""
+
+    owner: Owner
+    dns_name: str | None = Field(default=None, pattern=NAME)
+    health_tcp_port: int | None = Field(default=None, ge=1, le=65535)
+
+
+class BatchAllocationRequest(BaseModel):
+    """Every member of one cluster at once (each owner once)."""
+
+    pool: str = Field(pattern=NAME)
+    dns_service: str | None = Field(default=None, pattern=NAME, description="e.g. the cluster id")
+    members: list[BatchMember] = Field(min_length=1, max_length=1000)
+
+    @model_validator(mode="after")
+    def _owners_once(self) -> "BatchAllocationRequest":
+        seen: set[str] = set()
+        for i, member in enumerate(self.members):
+            if member.owner in seen:
+                raise ValueError(f"members[{i}]: {member.owner} appears twice")
+            seen.add(member.owner)
+        return self
+
+
+class MemberLease(IpLease):
+    """A member's floating IP: ``dns_name`` is its full DNS name (None without one)."""
+
+    owner: str
+
+
+class BatchAllocationOut(BaseModel):
+    """One lease per member, in the order asked."""
+
+    leases: list[MemberLease]
 
 
 class IpOut(BaseModel):

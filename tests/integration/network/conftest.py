@@ -1,5 +1,6 @@
 """network-service on a fresh database: in-process (TestClient) and served by uvicorn for
-parallel clients. Tests use their own pools in 172.31.204.0/22 and remove their Docker networks."""
+parallel clients. Tests use their own pools in 172.31.204.0/22 (the batch tests in 172.31.212.0/23)
+and remove their Docker networks."""
 import docker
 import pytest
 from fastapi.testclient import TestClient

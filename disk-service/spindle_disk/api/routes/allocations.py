@@ -1,9 +1,12 @@
-"""Allocations (scheduler, orchestrator, admin): give owners whole disks exclusively; release them."""
+"""Allocations (scheduler, orchestrator, admin): give owners whole disks exclusively; release them.
+
+Every error answer is the envelope ``{"error": {"code", "message", "details"}}``.
+"""
 from fastapi import APIRouter, Response, status
 
-from spindle_common.errors import ApiError
-from spindle_disk import allocation, inventory, schemas
-from spindle_disk.api.deps import ServiceOrAdmin, SessionDep, WiperDep
+from spindle_common.errors import ApiError, ErrorEnvelope, error_responses
+from spindle_disk import allocation, batch, inventory, schemas, wipe
+from spindle_disk.api.deps import ServiceOrAdmin, SessionDep, SettingsDep, WiperDep
 from spindle_disk.models import Disk
 
 router = APIRouter(prefix="/allocations", tags=["allocations"])
@@ -36,10 +39,64 @@ def get_allocation(owner: str, session: SessionDep, _: ServiceOrAdmin):
     return schemas.AllocationOut(owner=owner, node=node, disks=_disks(session, disk_ids))
 
 
-@router.post("/release", response_model=list[schemas.DiskOut])
-def release_disks(body: schemas.ReleaseRequest, session: SessionDep, caller: ServiceOrAdmin, wiper: WiperDep):
-    """Release an owner's disks (or the given disks): they are wiped in the background, then free."""
-    to_wipe = allocation.release(session, caller.actor, owner=body.owner, disk_ids=body.disk_ids)
+# Error answers carry the envelope; each description names the codes that status can carry.
+BATCH_RESPONSES = {
+    200: {"model": schemas.BatchAllocationOut,
+          "description": "every owner already held exactly what it asks: the same disks, nothing new"},
+    201: {"description": "disks allocated (owners that already held theirs keep them)"},
+    404: {"model": ErrorEnvelope,
+          "description": "NODE_NOT_FOUND: a request names an unknown node (details: node, request index)"},
+    409: {"model": ErrorEnvelope,
+          "description": "INSUFFICIENT_DISKS: a node has too few free disks of a class for the batch; "
+                         "OWNER_ON_OTHER_NODE: an owner already holds disks on another node; "
+                         "OWNER_HOLDS_OTHER_COUNT: an owner holds another count of that class there; "
+                         "DISK_ALREADY_ALLOCATED: the database refused a second owner for a disk. details name "
+                         "the request (request index, owner, node, disk_class, requested); nothing is allocated"},
+    503: {"model": ErrorEnvelope,
+          "description": "ALLOCATION_CONTENDED: concurrent requests kept locking the disks; retry"},
+    **error_responses(401, 403, 422, 500),
+}
+RELEASE_RESPONSES = {
+    200: {"description": "the disks released, now being wiped (a disk marked failed stays failed, unlisted)"},
+    404: {"model": ErrorEnvelope, "description": "DISK_NOT_FOUND: a disk of disk_ids does not exist"},
+    409: {"model": ErrorEnvelope,
+          "description": "NOT_ALLOCATED: with owner, it holds no disks; with disk_ids, some are not allocated "
+                         "(nothing is released). With owners, an owner holding nothing is no error"},
+    **error_responses(401, 403, 422, 500),
+}
+
+
+@router.post("/batch", response_model=schemas.BatchAllocationOut, status_code=status.HTTP_201_CREATED,
+             responses=BATCH_RESPONSES)
+def allocate_batch(body: schemas.BatchAllocationRequest, session: SessionDep, caller: ServiceOrAdmin,
+                   response: Response) -> schemas.BatchAllocationOut:
+    """Allocate every request's disks in ONE transaction: all of them, or none (per-cluster batching).
+
+    Each request asks ``count`` free disks of ``disk_class`` on ``node`` for ``owner``; an owner
+    appears once per class and always on one node. The rules are those of ``POST /allocations``;
+    an owner that already holds exactly what it asks keeps those disks, so a retry after a crash
+    returns the same disks (200 when nothing new was allocated).
+    """
+    asks = [batch.Ask(r.owner, r.node, r.disk_class.value, r.count) for r in body.requests]
+    held, created = batch.allocate_batch(session, asks, caller.actor)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return schemas.BatchAllocationOut(allocations={
+        owner: [schemas.AllocatedDisk(id=d.id, node=d.node, device_path=d.device_path, mount_point=d.mount_point,
+                                      disk_class=d.disk_class, size_bytes=d.size_bytes) for d in disks]
+        for owner, disks in held.items()})
+
+
+@router.post("/release", response_model=list[schemas.DiskOut], responses=RELEASE_RESPONSES)
+def release_disks(body: schemas.ReleaseRequest, session: SessionDep, caller: ServiceOrAdmin, wiper: WiperDep,
+                  settings: SettingsDep):
+    """Release an owner's disks, the given disks, or every disk of many ``owners`` in one call (one
+    transaction): they are wiped in the background (by their node, when it is not this machine),
+    then free."""
+    if body.owners is not None:
+        to_wipe = batch.release_owners(session, body.owners, caller.actor)
+    else:
+        to_wipe = allocation.release(session, caller.actor, owner=body.owner, disk_ids=body.disk_ids)
     released = _disks(session, to_wipe)
-    wiper.submit(to_wipe)
+    wiper.submit(wipe.local_only(session, to_wipe, settings))
     return released

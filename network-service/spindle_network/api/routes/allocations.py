@@ -1,11 +1,16 @@
-"""Floating IPs for cluster members (scheduler/orchestrator, admins): allocate, read, release."""
+"""Floating IPs for cluster members (scheduler/orchestrator, admins): allocate, read, release.
+
+Every error answer is the envelope ``{"error": {"code", "message", "details"}}``.
+"""
 from fastapi import APIRouter, Response
 
-from spindle_network import allocation
+from spindle_common.errors import ErrorEnvelope, error_responses
+from spindle_network import allocation, batch
 from spindle_network.api.deps import ConsulDep, DockerDep, ServiceOrAdmin, SessionDep
 from spindle_network.docker_networks import detach
 from spindle_network.models import FloatingIp, Pool
-from spindle_network.schemas import AllocationRequest, IpOut, ReleaseRequest
+from spindle_network.schemas import (AllocationRequest, BatchAllocationOut, BatchAllocationRequest, IpOut, MemberLease,
+                                     ReleaseRequest)
 
 router = APIRouter(prefix="/allocations", tags=["allocations"])
 
@@ -17,8 +22,7 @@ def ip_out(session, ip: FloatingIp, domain: str = "spindle") -> IpOut:
                  container=ip.container, dns=dns)
 
 
-def dns_service_id(owner: str) -> str:
-    return f"member-{owner}"
+dns_service_id = batch.dns_service_id
 
 
 @router.post("", status_code=201)
@@ -43,10 +47,61 @@ def owned_by(owner: str, session: SessionDep, _: ServiceOrAdmin) -> list[IpOut]:
     return [ip_out(session, ip) for ip in allocation.owned(session, owner)]
 
 
-@router.post("/release")
+# Error answers carry the envelope; each description names the codes that status can carry.
+BATCH_RESPONSES = {
+    200: {"model": BatchAllocationOut, "description": "every member already held an IP in the pool: the same leases"},
+    201: {"description": "IPs held (members that already held one keep it)"},
+    404: {"model": ErrorEnvelope, "description": "POOL_NOT_FOUND: no such pool"},
+    409: {"model": ErrorEnvelope, "description": "POOL_EXHAUSTED: the pool has fewer free IPs than the batch needs "
+                                                 "(details: pool, free, requested, members); nothing is held"},
+    503: {"model": ErrorEnvelope,
+          "description": "DNS_REGISTRATION_FAILED: Consul failed a member's name (details: owner, dns_name, "
+                         "not_deregistered); the IPs and names this call took are released first. "
+                         "ALLOCATION_CONTENDED: concurrent requests kept locking the pool; retry"},
+    **error_responses(401, 403, 422, 500),
+}
+RELEASE_RESPONSES = {
+    200: {"description": "the IPs freed (owner, container and DNS name now empty)"},
+    404: {"model": ErrorEnvelope,
+          "description": "NOT_ALLOCATED: with owner, it holds no IP (with owners, holding nothing is no error)"},
+    409: {"model": ErrorEnvelope, "description": "DETACH_FAILED: Docker could not detach an IP from its container"},
+    503: {"model": ErrorEnvelope, "description": "DNS_DEREGISTRATION_FAILED: Consul could not drop a name; "
+                                                 "nothing was released (owners form)"},
+    **error_responses(401, 403, 422, 500),
+}
+
+
+@router.post("/batch", status_code=201, response_model=BatchAllocationOut, responses=BATCH_RESPONSES)
+def allocate_batch(body: BatchAllocationRequest, session: SessionDep, consul: ConsulDep, _: ServiceOrAdmin,
+                   response: Response) -> BatchAllocationOut:
+    """Floating IPs (and DNS names) for every member of a cluster in one call: all or nothing.
+
+    Each member gets an IP of ``pool`` (the one it holds there already, if any: a retry returns the
+    same leases, 200); with ``dns_service`` (e.g. the cluster id) and a member's ``dns_name`` it is
+    registered in Consul as ``<dns_name>.<dns_service>.service.spindle``, checked on
+    ``health_tcp_port`` when given. If an IP is missing or a registration fails, the IPs and names
+    this call took are released before the error is answered. ``dns_name`` in a lease is the full name.
+    """
+    members = [batch.Member(m.owner, m.dns_name, m.health_tcp_port) for m in body.members]
+    leases, created = batch.allocate_batch(session, consul, body.pool, members, body.dns_service)
+    if not created:
+        response.status_code = 200
+    return BatchAllocationOut(leases=[MemberLease(owner=lease.owner, address=lease.address,
+                                                  docker_network=lease.docker_network, dns_name=lease.dns_name)
+                                      for lease in leases])
+
+
+@router.post("/release", responses=RELEASE_RESPONSES)
 def release(body: ReleaseRequest, session: SessionDep, docker: DockerDep, consul: ConsulDep,
             _: ServiceOrAdmin) -> list[IpOut]:
-    """Free every IP the owner holds: detach it from its container, drop its DNS name."""
+    """Free every IP the owner (or each of ``owners``, in one call) holds: detach it from its
+    container, drop its DNS name."""
+    if body.owners is not None:
+        def detach_ip(ip: FloatingIp) -> None:
+            detach(docker, session.get(Pool, ip.pool_id).docker_network, ip.container)
+
+        rows = batch.release_owners(session, consul, body.owners, detach_ip)
+        return [ip_out(session, ip) for ip in rows]
     rows = allocation.owned(session, body.owner, lock=True)
     for ip in rows:
         if ip.container:
