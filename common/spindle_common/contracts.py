@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 # --- words ----------------------------------------------------------------------------------------
 
@@ -140,11 +140,20 @@ class HealthCheckSpec(Model):
     command: list[str] | None = None
     tcp_port: int | None = Field(default=None, ge=1, le=65535)
     timeout_seconds: float = Field(default=120, gt=0, le=3600)
-    interval_seconds: float = Field(default=0.5, gt=0, le=60)
+    interval_seconds: float | None = Field(default=None, gt=0, le=60,
+                                           description="default: 0.1 s for a TCP port, 0.5 s for a command")
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> "HealthCheckSpec":
+        if not (self.command or self.tcp_port):
+            raise ValueError("a health check needs 'command' or 'tcp_port'")
+        return self
 
 
 class ContainerSpec(Model):
     """What a member's (or a job driver's) container runs, rendered from the product manifest."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # env values rendered as numbers
 
     image: str = Field(min_length=1)
     command: list[str] | None = None
@@ -152,6 +161,30 @@ class ContainerSpec(Model):
     files: dict[str, str] = Field(default={}, description="container path → content")
     health: HealthCheckSpec | None = None
     hostname: str | None = None
+
+
+class DiskMount(Model):
+    host_path: str = Field(min_length=1, description="the dedicated disk's mount point on the node")
+
+
+class TaskData(ContainerSpec):
+    """What a member's executor gets in its TaskInfo's ``data``: the container, and where the
+    scheduler placed it (cpus, cpuset, whole disks mounted at /data/1..N, the floating IP)."""
+
+    cluster_id: str = Field(min_length=1)
+    member_id: str = Field(min_length=1)
+    cpus: float = Field(gt=0)
+    mem_mb: int = Field(ge=6, description="Docker refuses less than 6 MiB")
+    cpuset: str | None = None
+    disks: list[DiskMount] = []
+    network: str | None = None
+    ip: str | None = None
+
+    @model_validator(mode="after")
+    def _network_and_ip(self) -> "TaskData":
+        if bool(self.network) != bool(self.ip):
+            raise ValueError("'network' and 'ip' go together")
+        return self
 
 
 class IpLease(Model):

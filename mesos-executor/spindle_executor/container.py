@@ -11,7 +11,8 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 from docker.types import EndpointConfig, Mount, NetworkingConfig
 
-from spindle_executor.task_spec import OWNED_LABEL, TASK_LABEL, ContainerSpec, HealthCheck
+from spindle_common.contracts import OWNED_LABEL, TASK_LABEL, HealthCheckSpec
+from spindle_executor.task_spec import TaskContainer
 
 
 class LaunchFailed(Exception):
@@ -30,13 +31,13 @@ def _files_archive(files: dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
-def _check_disks(spec: ContainerSpec) -> None:
-    for disk in spec.disks:
-        if not os.path.ismount(disk.host_path):
-            raise LaunchFailed(f"disk {disk.host_path} is not mounted on this node, cannot give it to {disk.container_path}")
+def _check_disks(spec: TaskContainer) -> None:
+    for host_path, container_path in spec.mounts:
+        if not os.path.ismount(host_path):
+            raise LaunchFailed(f"disk {host_path} is not mounted on this node, cannot give it to {container_path}")
 
 
-def create_and_start(client: docker.DockerClient, spec: ContainerSpec) -> Container:
+def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Container:
     """Start the member's container: limits, dedicated disks at /data/N, floating IP, config files."""
     _check_disks(spec)
     try:
@@ -61,7 +62,7 @@ def create_and_start(client: docker.DockerClient, spec: ContainerSpec) -> Contai
                 mem_limit=f"{spec.mem_mb}m",
                 cpuset_cpus=spec.cpuset,
                 network_mode=spec.network or "none",
-                mounts=[Mount(target=d.container_path, source=d.host_path, type="bind") for d in spec.disks],
+                mounts=[Mount(target=target, source=source, type="bind") for source, target in spec.mounts],
             ),
         )["Id"]
         container = client.containers.get(container_id)
@@ -82,7 +83,14 @@ def _tcp_open(ip: str, port: int) -> bool:
         return False
 
 
-def wait_healthy(container: Container, health: HealthCheck | None, ip: str | None) -> None:
+def _interval(health: HealthCheckSpec | None) -> float:
+    """Seconds between checks: a TCP connect is cheap, an exec in the container is not."""
+    if health is None:
+        return 0.2
+    return health.interval_seconds or (0.5 if health.command else 0.1)
+
+
+def wait_healthy(container: Container, health: HealthCheckSpec | None, ip: str | None) -> None:
     """Return once the health check passes; raise LaunchFailed if the container dies or time runs out."""
     deadline = time.monotonic() + (health.timeout_seconds if health else 30)
     last = "no check has run yet"
@@ -106,7 +114,7 @@ def wait_healthy(container: Container, health: HealthCheck | None, ip: str | Non
             return
         else:
             last = f"port {health.tcp_port} not accepting"
-        time.sleep(health.interval_seconds if health else 0.2)
+        time.sleep(_interval(health))
     raise LaunchFailed(f"health check did not pass within {health.timeout_seconds if health else 30:.0f}s ({last})")
 
 

@@ -9,8 +9,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from spindle_common.errors import ApiError
+from spindle_common.notify import CLUSTERS, EVENTS, notify
 from spindle_orchestrator.models import Cluster, Event
-from spindle_orchestrator.states import PENDING
+from spindle_common.contracts import ClusterState
 
 
 def new_cluster_id() -> str:
@@ -19,7 +20,14 @@ def new_cluster_id() -> str:
 
 def record_event(session: Session, cluster_id: str, step: str, state: str, message: str = "",
                  member_id: str | None = None) -> None:
+    """Add to the timeline; event streams hear of it when the transaction commits."""
     session.add(Event(cluster_id=cluster_id, member_id=member_id, step=step, state=state, message=message[:2000]))
+    notify(session, EVENTS, cluster_id)
+
+
+def wake(session: Session, cluster_id: str) -> None:
+    """The worker looks at this cluster as soon as the transaction commits (created, deletion asked, a job changed)."""
+    notify(session, CLUSTERS, cluster_id)
 
 
 def create(session: Session, owner: str, product: str, version: str, options: dict[str, Any],
@@ -30,9 +38,10 @@ def create(session: Session, owner: str, product: str, version: str, options: di
         if existing:
             return _same_request_or_409(existing, product, version, options), False
     cluster = Cluster(id=new_cluster_id(), owner=owner, product=product, version=version, options=options,
-                      state=PENDING, idempotency_key=idempotency_key, cleaned_up=False, delete_requested=False)
+                      state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False, delete_requested=False)
     session.add(cluster)
-    record_event(session, cluster.id, "accepted", PENDING, f"{product} {version} requested by {owner}")
+    record_event(session, cluster.id, "accepted", ClusterState.PENDING.value, f"{product} {version} requested by {owner}")
+    wake(session, cluster.id)
     try:
         session.commit()
     except IntegrityError:  # the same key raced in from a parallel request

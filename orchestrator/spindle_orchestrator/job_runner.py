@@ -15,14 +15,15 @@ from requests.exceptions import ConnectionError as RequestsConnectionError, Read
 from sqlalchemy.orm import Session, sessionmaker
 
 from spindle_common.clients import NetworkClient
+from spindle_common.contracts import CLUSTER_LABEL, JOB_LABEL, OWNED_LABEL
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
+from spindle_orchestrator.clusters import record_event, wake
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job
 from spindle_orchestrator.render import RenderError, render_value
 
 log = logging.getLogger("spindle.jobs")
-JOB_LABEL = "io.spindle.job"
 
 
 def container_name(job_id: str) -> str:
@@ -122,6 +123,7 @@ class JobRunner:
                 return None
             job.state, job.container, job.ip = jobs.RUNNING, container.name, lease["address"]
             job.started_at, job.message = datetime.utcnow(), f"driver {container.name} running"
+            record_event(session, job.cluster_id, "job", jobs.RUNNING, f"job {job.id}: {job.message}")
             return container
 
     def _create(self, client: docker.DockerClient, runner: dict[str, Any], job: Job, command: list[str],
@@ -131,7 +133,7 @@ class JobRunner:
         container_id = client.api.create_container(
             runner["image"], command=command, name=container_name(job.id), working_dir="/job",
             environment=runner.get("env", {}),
-            labels={"io.spindle.owned": "true", JOB_LABEL: job.id, "io.spindle.cluster": job.cluster_id},
+            labels={OWNED_LABEL: "true", JOB_LABEL: job.id, CLUSTER_LABEL: job.cluster_id},
             networking_config=NetworkingConfig({lease["docker_network"]: endpoint}),
             host_config=client.api.create_host_config(
                 nano_cpus=int(runner.get("cpus", 1.0) * 1e9), mem_limit=f"{runner.get('mem_mb', 1024)}m",
@@ -176,6 +178,8 @@ class JobRunner:
             job = session.get(Job, job_id)
             if job.state not in jobs.FINISHED:
                 jobs.finish(job, state, message, code, stdout, stderr)
+                record_event(session, job.cluster_id, "job", state, f"job {job_id}: {message}")
+            wake(session, job.cluster_id)  # a cluster being destroyed may wait for this job
         try:
             client.containers.get(container_name(job_id)).remove(force=True)
         except NotFound:

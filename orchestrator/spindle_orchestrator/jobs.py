@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from spindle_common.errors import ApiError
+from spindle_orchestrator.clusters import wake
 from spindle_orchestrator.models import Cluster, Job
 
 PENDING, RUNNING, SUCCEEDED, FAILED, KILLED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"
@@ -64,6 +65,7 @@ def create(session: Session, jobs_dir: Path, cluster: Cluster, owner: str, main:
     for name, data in contents.items():
         (folder / name).write_bytes(data)
     session.add(job)
+    wake(session, cluster.id)  # the worker starts its driver as soon as this commits
     session.commit()
     return job
 

@@ -1,225 +1,268 @@
-"""The cluster state machine. ``advance(cluster_id)`` does one step for one cluster in its own
-transaction (row locked, SKIP LOCKED), so a crash at any point resumes from the last committed
-state: every step is safe to repeat (IP holds and scheduler launches are idempotent per member).
+"""The adapter around the reconcile core: ``advance(cluster_id)`` observes one cluster (its row,
+the scheduler's tasks, Consul, its jobs), asks ``reconcile`` what to do, and applies the actions, in
+one transaction with the row locked (SKIP LOCKED), so a crash at any point resumes from the last
+committed state (every action is safe to repeat).
 
-PENDING → SCHEDULING (or QUEUED) → DEPLOYING → CONFIGURING → RUNNING; any → FAILED(reason) with
-clean-up; DESTROYING → DESTROYED.
+What the orchestrator owns and applies itself: the cluster's floating IPs and DNS names (one
+network-service call per cluster to hold them, one to release them), rendering, the timeline and
+jobs. What it asks the scheduler for: launching the cluster (members with their IP leases),
+relaunching a member, killing the cluster's tasks. It never touches disks: the scheduler holds them
+and reports them with each task.
 """
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
+from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
+from spindle_common.contracts import (
+    TERMINAL_TASK_STATES, ClusterSpec, ClusterState, ContainerSpec, IpLease, MemberSpec, MemberState, RestartPolicy,
+    TaskView, as_utc, utcnow,
+)
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
 from spindle_orchestrator.clusters import record_event
-from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.core.config import Settings
+from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.models import Cluster, Member
-from spindle_orchestrator.render import RenderError, plan_members, render_member
-from spindle_orchestrator.states import (
-    CONFIGURING, DEPLOYING, DESTROYED, DESTROYING, FAILED, NOT_LAUNCHED, PENDING, QUEUED, RUNNING, SCHEDULING,
-    TASK_FAILURES, TASK_RUNNING, TASK_TERMINAL,
+from spindle_orchestrator.reconcile import (
+    FOLLOWED, Action, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
+    ReleaseIps, StopJobs, Timeouts, Transition, reconcile,
 )
+from spindle_orchestrator.render import RenderError, plan_members, render_member
 
 log = logging.getLogger("spindle.lifecycle")
 ManifestFn = Callable[[str, str], dict[str, Any]]
+S = ClusterState
 
 
-def now() -> datetime:
-    return datetime.utcnow()
+class LaunchFailed(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def desired_of(cluster: Cluster) -> Desired:
+    return Desired(
+        cluster_id=cluster.id, state=S(cluster.state), delete_requested=cluster.delete_requested,
+        deadline=as_utc(cluster.deadline) if cluster.deadline else None, cleaned_up=cluster.cleaned_up,
+        wait_for_resources=bool(cluster.options.get("wait_for_resources")),
+        members=tuple(MemberRecord(member_id=m.member_id, restart=RestartPolicy(m.spec.get("restart", "never")),
+                                   state=MemberState(m.state), message=m.message, replacements=m.replacements,
+                                   dns_name=m.dns_name) for m in cluster.members))
 
 
 class Lifecycle:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, manifest_of: ManifestFn,
-                 scheduler: SchedulerClient, network: NetworkClient, consul: ConsulClient, disks: DiskClient):
+                 scheduler: SchedulerClient, network: NetworkClient, consul: ConsulClient,
+                 recheck: Callable[[str, float], None] = lambda cluster_id, after_s: None):
         self.sessions = sessions
         self.settings = settings
         self.manifest_of = manifest_of
         self.scheduler = scheduler
         self.network = network
         self.consul = consul
-        self.disks = disks
+        self.timeouts = Timeouts(settings.scheduling_timeout_s, settings.deploying_timeout_s,
+                                 settings.configuring_timeout_s)
         self.jobs = JobRunner(sessions, settings, manifest_of, network)
+        self.recheck = recheck  # reconcile this cluster again after some seconds (set by the worker)
 
-    # --- driving ----------------------------------------------------------------------------
-    def advance(self, cluster_id: str) -> None:
+    # --- one round for one cluster --------------------------------------------------------------
+    def advance(self, cluster_id: str) -> bool:
+        """One reconcile round; True when it moved the cluster to another state (worth another round)."""
         with self.sessions.begin() as session:
             cluster = session.scalar(select(Cluster).where(Cluster.id == cluster_id).with_for_update(skip_locked=True))
             if cluster is None:
-                return  # another worker holds it
-            if cluster.delete_requested and cluster.state not in (DESTROYING, DESTROYED):
-                self._move(session, cluster, DESTROYING, "deletion requested")
-            step = {PENDING: self._schedule, QUEUED: self._track, SCHEDULING: self._track, DEPLOYING: self._track,
-                    RUNNING: self._track, CONFIGURING: self._configure, DESTROYING: self._destroy,
-                    FAILED: self._clean_up_failed}.get(cluster.state)
-            if step:
-                step(session, cluster)
+                return False  # another worker holds it
+            desired = desired_of(cluster)
+            observed = self.observe(session, cluster, desired)
+            actions = reconcile(desired, observed, utcnow(), self.timeouts)
+            if any(isinstance(a, Launch) for a in actions):
+                try:
+                    self._launch(session, cluster)
+                except LaunchFailed as exc:
+                    actions = reconcile(desired, Observed(launch_error=(exc.code, exc.message)), utcnow(),
+                                        self.timeouts)
+            for action in actions:
+                self.apply(session, cluster, action)
+            return any(isinstance(a, Transition) for a in actions)
 
-    def _move(self, session: Session, cluster: Cluster, state: str, message: str = "",
-              deadline_s: float | None = None) -> None:
-        log.info("cluster %s: %s → %s %s", cluster.id, cluster.state, state, message)
-        cluster.state = state
-        cluster.deadline = now() + timedelta(seconds=deadline_s) if deadline_s else None
-        record_event(session, cluster.id, "cluster", state, message)
+    def observe(self, session: Session, cluster: Cluster, desired: Desired) -> Observed:
+        """Only what this state's decisions need: one scheduler call, one Consul call while
+        CONFIGURING, and the cluster's jobs from this service's own table."""
+        state = desired.state
+        gives_back = state == S.DESTROYING or desired.delete_requested or (state == S.FAILED and not desired.cleaned_up)
+        tasks = None
+        if state in FOLLOWED or (gives_back and state != S.DESTROYED):
+            try:
+                tasks = {t["member_id"]: TaskView(**t) for t in self.scheduler.tasks(cluster.id)}
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                tasks = {}
+        passing: frozenset[str] = frozenset()
+        if state == S.CONFIGURING:
+            passing = frozenset(e["Service"]["ID"].removeprefix("member-") for e in self.consul.service_health(cluster.id)
+                                if all(c["Status"] == "passing" for c in e["Checks"]))
+        running_jobs = sum(1 for j in jobs.of_cluster(session, cluster.id) if j.state in (jobs.PENDING, jobs.RUNNING))
+        return Observed(tasks=tasks, consul_passing=passing, jobs_running=running_jobs if gives_back else 0)
 
-    def _fail(self, session: Session, cluster: Cluster, code: str, reason: str) -> None:
-        cluster.reason_code, cluster.reason, cluster.cleaned_up = code, reason[:2000], False
-        self._move(session, cluster, FAILED, f"{code}: {reason}")
+    # --- applying ---------------------------------------------------------------------------------
+    def apply(self, session: Session, cluster: Cluster, action: Action) -> None:
+        members = {m.member_id: m for m in cluster.members}
+        match action:
+            case Launch():
+                pass  # applied before the others (its failure changes the decision)
+            case RecordMember(member_id=member_id, task=task) if task is not None and member_id in members:
+                self._record(session, cluster, members[member_id], task)
+            case Relaunch(member_id=member_id, replacement=replacement, launches_seen=seen):
+                self.scheduler.relaunch(cluster.id, member_id, seen, action.reason)
+                members[member_id].replacements = replacement
+                record_event(session, cluster.id, "member", "REPLACED", action.reason, member_id)
+            case StopJobs():
+                self.jobs.stop_cluster_jobs(session, cluster.id)
+            case Kill():
+                try:
+                    self.scheduler.kill(cluster.id)
+                except ApiError as exc:
+                    if exc.status != 404:
+                        raise
+            case ReleaseIps():
+                self._release_ips(cluster)
+                for member in cluster.members:
+                    if member.state not in TERMINAL_TASK_STATES:  # never launched, or its end not recorded
+                        member.state = MemberState.TASK_KILLED.value
+            case Transition(state=state, code=code, deadline=deadline):
+                message = action.reason
+                if state == S.DESTROYED:
+                    removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
+                    message += f", files of {removed} jobs removed" if removed else ""
+                self._move(session, cluster, state, message, code, deadline)
+            case Recheck(after_s=after_s):
+                self.recheck(cluster.id, after_s)
+            case MarkCleanedUp():
+                cluster.cleaned_up = True
+                record_event(session, cluster.id, "cleanup", "DONE", action.reason)
 
-    # --- PENDING: render configuration, hold IPs, hand members to the scheduler -----------------
-    def _schedule(self, session: Session, cluster: Cluster) -> None:
+    def _move(self, session: Session, cluster: Cluster, state: ClusterState, message: str, code: str | None,
+              deadline) -> None:
+        log.info("cluster %s: %s → %s %s", cluster.id, cluster.state, state.value, message)
+        if state == S.FAILED:
+            cluster.reason_code, cluster.reason, cluster.cleaned_up = code, message[:2000], False
+            message = f"{code}: {message}"
+        cluster.state = state.value
+        cluster.deadline = deadline.replace(tzinfo=None) if deadline else None  # stored as UTC without zone
+        record_event(session, cluster.id, "cluster", state.value, message)
+
+    def _record(self, session: Session, cluster: Cluster, member: Member, task: TaskView) -> None:
+        member.state, member.message = task.state.value, task.message[:2000]
+        member.node = task.hostname or member.node
+        member.ip = task.ip or member.ip
+        if task.disks or member.state == MemberState.PENDING:
+            member.disks = [d.model_dump(mode="json", exclude_none=True) for d in task.disks]
+        if task.launches - 1 > member.replacements:  # relaunched, but the round that asked did not commit
+            member.replacements = task.launches - 1
+            record_event(session, cluster.id, "member", "REPLACED", f"replacement {member.replacements}",
+                         member.member_id)
+        record_event(session, cluster.id, "member", task.state.value, task.message, member.member_id)
+
+    # --- PENDING: hold IPs, render, hand the cluster to the scheduler -------------------------------
+    def _launch(self, session: Session, cluster: Cluster) -> None:
         try:
             manifest = self.manifest_of(cluster.product, cluster.version)
         except ApiError as exc:  # the catalog changed since the launch was accepted
-            return self._fail(session, cluster, exc.code, exc.message)
+            raise LaunchFailed(exc.code, exc.message) from None
+        planned = plan_members(cluster.id, manifest, cluster.options)
+        pool = self.settings.network_pool
+        leases: dict[str, IpLease] = {}
+        if pool:
+            try:
+                held = self.network.allocate_batch(pool, [
+                    {"owner": m.member_id, "dns_name": m.name,
+                     "health_tcp_port": (manifest["roles"][m.role].get("health") or {}).get("tcp_port")}
+                    for m in planned], dns_service=cluster.id)
+            except ApiError as exc:
+                raise LaunchFailed("IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE", exc.message) from None
+            leases = {h["owner"]: IpLease(address=h["address"], docker_network=h["docker_network"],
+                                          dns_name=h.get("dns_name")) for h in held}
+        ips = {member_id: lease.address for member_id, lease in leases.items()}
+        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         try:
-            planned = plan_members(cluster.id, manifest, cluster.options)
-            pool = self.settings.network_pool
-            leases = {m.member_id: self.network.allocate(
-                m.member_id, pool, dns_service=cluster.id, dns_name=m.name,
-                health_tcp_port=(manifest["roles"][m.role].get("health") or {}).get("tcp_port")) for m in planned} if pool else {}
-            ips = {member_id: lease["address"] for member_id, lease in leases.items()}
-            context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
-            specs = []
-            for m in planned:
-                container = render_member(context, manifest, cluster.options, m, ips, planned)
-                specs.append({"member_id": m.member_id, "role": m.role, "cpus": m.cpus, "mem_mb": m.mem_mb,
-                              "disks": m.disks, "network_pool": pool or None, "container": container,
-                              "restart": manifest["roles"][m.role].get("restart", "never")})
+            specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb, disks=m.disks,
+                                restart=manifest["roles"][m.role].get("restart", "never"),
+                                container=ContainerSpec(**render_member(context, manifest, cluster.options, m, ips,
+                                                                        planned)),
+                                lease=leases.get(m.member_id))
+                     for m in planned]
         except RenderError as exc:
-            return self._fail(session, cluster, "CONFIG_RENDER_FAILED", str(exc))
-        except ApiError as exc:
-            return self._fail(session, cluster, "IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE",
-                              exc.message)
+            raise LaunchFailed("CONFIG_RENDER_FAILED", str(exc)) from None
         existing = {m.member_id: m for m in cluster.members}
         for m, spec in zip(planned, specs):
             row = existing.get(m.member_id) or Member(member_id=m.member_id, cluster_id=cluster.id)
-            row.role, row.index, row.state, row.ip, row.spec = m.role, m.index, NOT_LAUNCHED, ips.get(m.member_id), spec
-            row.dns_name = leases[m.member_id]["dns"] if m.member_id in leases else None
+            row.role, row.index, row.state = m.role, m.index, MemberState.PENDING.value
+            row.spec = spec.model_dump(mode="json")
+            row.ip = spec.lease.address if spec.lease else None
+            row.dns_name = spec.lease.dns_name if spec.lease else None
             row.ports = manifest["roles"][m.role].get("ports", [])
             row.message, row.disks = row.message or "", row.disks or []
             session.add(row)
+        launch = ClusterSpec(cluster_id=cluster.id, strategy=cluster.options.get("strategy", "spread"),
+                             members=specs, origin=self.settings.origin)
         try:
-            self.scheduler.launch({"cluster_id": cluster.id, "strategy": cluster.options.get("strategy", "spread"),
-                                   "members": specs, "origin": self.settings.origin})
+            self.scheduler.launch(launch.model_dump(mode="json"))
         except ApiError as exc:
             if exc.code != "CLUSTER_EXISTS":  # CLUSTER_EXISTS: we launched before a crash; carry on
-                return self._fail(session, cluster, "SCHEDULER_REJECTED", f"{exc.code}: {exc.message}")
-        if cluster.options.get("wait_for_resources"):
-            self._move(session, cluster, QUEUED, f"{len(specs)} members queued until resources are free")
-        else:
-            self._move(session, cluster, SCHEDULING, f"placing {len(specs)} members",
-                       self.settings.scheduling_timeout_s)
+                raise LaunchFailed("SCHEDULER_REJECTED", f"{exc.code}: {exc.message}") from None
+        session.flush()
+        session.refresh(cluster)  # its members, as just written
 
-    # --- SCHEDULING / QUEUED / DEPLOYING / RUNNING: follow the members' tasks -----------------
-    def _track(self, session: Session, cluster: Cluster) -> None:
-        tasks = {t["member_id"]: t for t in self.scheduler.tasks(cluster.id)}
-        members = cluster.members
-        for member in members:
-            task = tasks.get(member.member_id)
-            if task and task.get("replacements", 0) > member.replacements:
-                member.replacements = task["replacements"]
-                record_event(session, cluster.id, "member", "REPLACED",
-                             f"replacement {member.replacements} after {task['last_failure']}", member.member_id)
-            if task and (task["state"], task["message"]) != (member.state, member.message):
-                member.state, member.message = task["state"], task["message"]
-                member.node, member.ip = task["hostname"], task["ip"] or member.ip
-                if len(member.disks) != len(task["disk_roots"]):
-                    member.disks = self._member_disks(member.member_id, task["disk_roots"])
-                record_event(session, cluster.id, "member", task["state"], task["message"], member.member_id)
-        states = [m.state for m in members]
-        failed = [m for m in members if m.state in TASK_FAILURES or (cluster.state == RUNNING and m.state in TASK_TERMINAL)]
-        expired = cluster.deadline is not None and now() > cluster.deadline
-        if failed:
-            code = "MEMBER_LOST" if cluster.state == RUNNING else "MEMBER_FAILED"
-            self._fail(session, cluster, code, "; ".join(f"{m.member_id}: {m.state} {m.message}" for m in failed))
-        elif cluster.state == RUNNING:
-            return
-        elif states and all(s == TASK_RUNNING for s in states):
-            self._move(session, cluster, CONFIGURING, "all members healthy", self.settings.configuring_timeout_s)
-        elif any(s != NOT_LAUNCHED for s in states) and cluster.state != DEPLOYING:
-            self._move(session, cluster, DEPLOYING, "members placed, starting containers", self.settings.deploying_timeout_s)
-        elif expired and cluster.state == SCHEDULING:
-            why = next((m.message for m in members if m.message), "no offer fitted")
-            self._fail(session, cluster, "UNPLACEABLE", why)
-        elif expired and cluster.state == DEPLOYING:
-            slow = [m.member_id for m in members if m.state != TASK_RUNNING]
-            self._fail(session, cluster, "DEPLOY_TIMEOUT",
-                       f"members {', '.join(slow)} not healthy within {self.settings.deploying_timeout_s:.0f} s")
-
-    def _member_disks(self, member_id: str, roots: list[str]) -> list[dict[str, Any]]:
-        """The member's whole disks as it sees them (``/data/N``) with what disk-service knows of each."""
-        held = {d["mount_point"]: d for d in self.disks.held_by(member_id)} if roots else {}
-        facts = ("id", "device_path", "disk_class", "size_bytes")
-        return [{"container_path": f"/data/{i}", "mount_point": root,
-                 **{k: held[root][k] for k in facts if root in held}} for i, root in enumerate(roots, start=1)]
-
-    # --- CONFIGURING: service discovery --------------------------------------------------------
-    def _configure(self, session: Session, cluster: Cluster) -> None:
-        """Members' DNS names are registered in Consul (by network-service, with the product's
-        health check) since their IPs were held; here the orchestrator confirms Consul sees them."""
-        passing = {e["Service"]["ID"] for e in self.consul.service_health(cluster.id)
-                   if all(c["Status"] == "passing" for c in e["Checks"])}
-        waiting = [m.member_id for m in cluster.members if m.dns_name and f"member-{m.member_id}" not in passing]
-        if waiting:  # Consul's DNS answers only for members whose health check passes
-            if cluster.deadline is not None and now() > cluster.deadline:
-                self._fail(session, cluster, "DISCOVERY_UNHEALTHY", f"not passing in Consul: {', '.join(waiting)}")
-            return
-        for member in cluster.members:
-            record_event(session, cluster.id, "consul", "REGISTERED", member.dns_name or "no DNS name", member.member_id)
-        self._move(session, cluster, RUNNING, "every member healthy and resolvable")
-
-    # --- DESTROYING / FAILED: give everything back ---------------------------------------------
-    def _release_all(self, session: Session, cluster: Cluster) -> bool:
-        """Stop jobs and kill tasks, then (once all ended) deregister and free IPs. True when nothing is left."""
-        if not self.jobs.stop_cluster_jobs(session, cluster.id):
-            return False
-        try:
-            tasks = self.scheduler.kill(cluster.id)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-            tasks = []
-        if any(t["state"] not in TASK_TERMINAL for t in tasks):
-            return False
-        for member in cluster.members:
+    def _release_ips(self, cluster: Cluster) -> None:
+        """Every floating IP and DNS name of the cluster's members, in one call (none held: fine)."""
+        owners = [m.member_id for m in cluster.members]
+        if not owners:  # a crash after holding them and before recording the members
             try:
-                self.network.release(member.member_id)
-            except ApiError as exc:
-                if exc.status >= 500:
-                    raise
-            if member.state not in TASK_TERMINAL:
-                member.state = "TASK_KILLED"
-        return True
+                owners = [m.member_id for m in plan_members(
+                    cluster.id, self.manifest_of(cluster.product, cluster.version), cluster.options)]
+            except (ApiError, RenderError, KeyError, ValueError):
+                owners = []
+        if owners and self.settings.network_pool:
+            self.network.release_many(owners)
 
+    # --- orphans ----------------------------------------------------------------------------------
     def sweep(self) -> list[str]:
         """Kill what the scheduler still runs for clusters this orchestrator has destroyed or does
-        not know; their tasks' disks, IPs and containers are released as the tasks end."""
+        not know, and give back their IPs; their disks and containers are released (by the
+        scheduler) as the tasks end."""
         unfinished = self.scheduler.unfinished_clusters(self.settings.origin)
         if not unfinished:
             return []
         with self.sessions() as session:
             known = dict(session.execute(select(Cluster.id, Cluster.state).where(Cluster.id.in_(unfinished))).all())
-        orphans = sorted(c for c in unfinished if known.get(c, DESTROYED) == DESTROYED)
+        orphans = sorted(c for c in unfinished if known.get(c, S.DESTROYED.value) == S.DESTROYED.value)
         for cluster_id in orphans:
             log.warning("cluster %s: %d tasks still run but the cluster is %s here; killing them", cluster_id,
                         unfinished[cluster_id], known.get(cluster_id, "unknown"))
-            self.scheduler.kill(cluster_id)
+            killed = self.scheduler.kill(cluster_id)
+            if self.settings.network_pool:  # their floating IPs were held by this orchestrator
+                self.network.release_many([t["member_id"] for t in killed])
         return orphans
 
-    def _destroy(self, session: Session, cluster: Cluster) -> None:
-        if self._release_all(session, cluster):
-            removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
-            self._move(session, cluster, DESTROYED, "every container removed, disks wiped, IPs freed"
-                       + (f", files of {removed} jobs removed" if removed else ""))
+    def expired(self) -> list[str]:
+        """Clusters whose deadline has passed."""
+        with self.sessions() as session:
+            return list(session.scalars(select(Cluster.id).where(Cluster.deadline <= utcnow().replace(tzinfo=None))
+                                        .where(Cluster.state.in_([s.value for s in FOLLOWED]))))
 
-    def _clean_up_failed(self, session: Session, cluster: Cluster) -> None:
-        if not cluster.cleaned_up and self._release_all(session, cluster):
-            cluster.cleaned_up = True
-            record_event(session, cluster.id, "cleanup", "DONE", "resources of the failed launch released")
+    def next_deadline(self) -> float | None:
+        """Seconds until the earliest deadline still ahead (None: none; passed ones are ``expired``)."""
+        with self.sessions() as session:
+            earliest = session.scalar(select(Cluster.deadline).where(Cluster.deadline > utcnow().replace(tzinfo=None))
+                                      .where(Cluster.state.in_([s.value for s in FOLLOWED]))
+                                      .order_by(Cluster.deadline).limit(1))
+        if earliest is None:
+            return None
+        return max(0.0, (as_utc(earliest) - utcnow()) / timedelta(seconds=1))

@@ -4,11 +4,14 @@ from fastapi import FastAPI
 from spindle_common.service import create_service_app, run_service
 from spindle_orchestrator.api.routes import routers
 from spindle_orchestrator.core.config import Settings
+from spindle_orchestrator.event_stream import EventHub
 from spindle_orchestrator.worker import running_worker
 
 
 def build_app(settings: Settings) -> FastAPI:
-    return create_service_app(settings, routers, description=__doc__, background=running_worker)
+    app = create_service_app(settings, routers, description=__doc__, background=running_worker)
+    app.state.event_hub = EventHub(settings.database_url)
+    return app
 
 
 def run() -> None:

@@ -128,6 +128,14 @@ class Transition(Action):
 
 
 @dataclass(frozen=True)
+class Recheck(Action):
+    """Look again after ``after_s`` seconds: what is awaited (Consul's first passing check) sends
+    no notification of its own."""
+
+    after_s: float = 0.2
+
+
+@dataclass(frozen=True)
 class MarkCleanedUp(Action):
     """A failed cluster holds nothing any more."""
 
@@ -230,6 +238,8 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
             plan.to(S.RUNNING, "every member healthy and resolvable")
         elif expired:
             plan.to(S.FAILED, f"not passing in Consul: {', '.join(waiting)}", code="DISCOVERY_UNHEALTHY")
+        else:
+            plan.actions.append(Recheck(f"waiting for Consul to pass {', '.join(waiting)}"))
         return
     if running:
         plan.to(S.CONFIGURING, "all members healthy", plan.timeouts.configuring_s)

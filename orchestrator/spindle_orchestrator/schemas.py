@@ -1,9 +1,11 @@
 """Bodies of the orchestrator's internal API (its caller is the api-server)."""
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from spindle_common.contracts import (
+    ClusterState, ClusterView, EventView, HeldDisk, MemberState, MemberView, PortSpec, Timestamp, as_utc,
+)
 from spindle_orchestrator.models import Cluster, Event
 
 
@@ -15,59 +17,19 @@ class ClusterCreate(BaseModel):
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=128)
 
 
-class MemberOut(BaseModel):
-    member_id: str
-    role: str
-    state: str
-    message: str
-    node: str | None
-    ip: str | None
-    dns_name: str | None
-    disks: list[dict[str, Any]]
-    ports: list[dict[str, Any]]
-    replacements: int = 0
+def cluster_view(c: Cluster) -> ClusterView:
+    return ClusterView(id=c.id, owner=c.owner, product=c.product, version=c.version, state=ClusterState(c.state),
+                       reason_code=c.reason_code, reason=c.reason, options=c.options, created_at=as_utc(c.created_at),
+                       updated_at=as_utc(c.updated_at),
+                       members=[MemberView(member_id=m.member_id, role=m.role, state=MemberState(m.state),
+                                           message=m.message, node=m.node, ip=m.ip, dns_name=m.dns_name,
+                                           disks=[HeldDisk(**d) for d in m.disks],
+                                           ports=[PortSpec(**p) for p in m.ports], replacements=m.replacements)
+                                for m in c.members])
 
 
-class ClusterOut(BaseModel):
-    id: str
-    owner: str
-    product: str
-    version: str
-    state: str
-    reason_code: str | None
-    reason: str | None
-    options: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-    members: list[MemberOut]
-
-    @classmethod
-    def of(cls, c: Cluster) -> "ClusterOut":
-        return cls(id=c.id, owner=c.owner, product=c.product, version=c.version, state=c.state,
-                   reason_code=c.reason_code, reason=c.reason, options=c.options, created_at=c.created_at,
-                   updated_at=c.updated_at,
-                   members=[MemberOut(member_id=m.member_id, role=m.role, state=m.state, message=m.message,
-                                      node=m.node, ip=m.ip, dns_name=m.dns_name, disks=m.disks, ports=m.ports,
-                                      replacements=m.replacements)
-                            for m in c.members])
-
-
-class ClusterPage(BaseModel):
-    items: list[ClusterOut]
-    next_page_token: str | None
-
-
-class EventOut(BaseModel):
-    seq: int
-    at: datetime
-    member_id: str | None
-    step: str
-    state: str
-    message: str
-
-    @classmethod
-    def of(cls, e: Event) -> "EventOut":
-        return cls(seq=e.seq, at=e.at, member_id=e.member_id, step=e.step, state=e.state, message=e.message)
+def event_view(e: Event) -> EventView:
+    return EventView(seq=e.seq, at=as_utc(e.at), member_id=e.member_id, step=e.step, state=e.state, message=e.message)
 
 
 class JobCreate(BaseModel):
@@ -88,9 +50,9 @@ class JobOut(BaseModel):
     message: str
     exit_code: int | None
     ip: str | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
     stdout: str | None = None
     stderr: str | None = None
 
@@ -98,5 +60,6 @@ class JobOut(BaseModel):
     def of(cls, job: Any, logs: bool = False) -> "JobOut":
         return cls(id=job.id, cluster_id=job.cluster_id, owner=job.owner, state=job.state, main=job.main,
                    args=job.args, files=job.files, message=job.message, exit_code=job.exit_code, ip=job.ip,
-                   created_at=job.created_at, started_at=job.started_at, finished_at=job.finished_at,
+                   created_at=as_utc(job.created_at), started_at=job.started_at and as_utc(job.started_at),
+                   finished_at=job.finished_at and as_utc(job.finished_at),
                    stdout=job.stdout if logs else None, stderr=job.stderr if logs else None)

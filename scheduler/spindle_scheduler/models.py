@@ -29,13 +29,17 @@ class Task(Base):
     task_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     cluster_id: Mapped[str] = mapped_column(String(64), index=True)
     member_id: Mapped[str] = mapped_column(String(128), unique=True)
-    request: Mapped[dict[str, Any]] = mapped_column(JSON)  # cpus, mem_mb, disks by class, container
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)  # the MemberSpec (+ strategy, preferred_hosts, origin)
     # PENDING (waiting for an offer) → LAUNCHING (resources held, ACCEPT sent) → Mesos TASK_* states.
     state: Mapped[str] = mapped_column(String(32), index=True)
     message: Mapped[str] = mapped_column(String(2000), default="")
     hostname: Mapped[str | None] = mapped_column(String(255))
     agent_id: Mapped[str | None] = mapped_column(String(128))
     disk_roots: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # The held disks as the member sees them (/data/N) with what disk-service knows of each (HeldDisk).
+    disks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # How many Mesos tasks this member has had: 1, plus one per relaunch the orchestrator asked for.
+    launches: Mapped[int] = mapped_column(default=1)
     ip: Mapped[str | None] = mapped_column(String(64))
     kill_requested: Mapped[bool] = mapped_column(default=False)
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -1,15 +1,26 @@
-"""The scheduler's state in PostgreSQL: its FrameworkID and every member task."""
+"""The scheduler's state in PostgreSQL: its FrameworkID and every member task.
+
+Every change of a task notifies ``spindle_tasks`` with its cluster id in the same transaction, so
+the orchestrator hears of it as soon as it is committed (and never of a change rolled back)."""
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from spindle_common.contracts import TERMINAL_TASK_STATES, HeldDisk, MemberState, TaskView, as_utc
+from spindle_common.notify import TASKS, notify
 from spindle_scheduler.models import FrameworkRecord, Task
 
 FRAMEWORK_NAME = "spindle"
-# Mesos states after which a task holds nothing any more.
-TERMINAL_STATES = frozenset({"TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST", "TASK_ERROR",
-                             "TASK_DROPPED", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNKNOWN"})
+TERMINAL_STATES = frozenset(s.value for s in TERMINAL_TASK_STATES)
+
+
+def task_view(task: Task) -> TaskView:
+    return TaskView(task_id=task.task_id, cluster_id=task.cluster_id, member_id=task.member_id,
+                    state=MemberState(task.state), message=task.message, hostname=task.hostname,
+                    disks=[HeldDisk(**d) for d in task.disks or []], ip=task.ip, launches=task.launches,
+                    kill_requested=task.kill_requested,
+                    updated_at=as_utc(task.updated_at) if task.updated_at else None)
 
 
 class TaskStore:
@@ -28,6 +39,8 @@ class TaskStore:
     def add(self, tasks: list[Task]) -> None:
         with self.sessions.begin() as session:
             session.add_all(tasks)
+            for cluster_id in {t.cluster_id for t in tasks}:
+                notify(session, TASKS, cluster_id)
 
     def get(self, task_id: str) -> Task | None:
         with self.sessions() as session:
@@ -58,16 +71,31 @@ class TaskStore:
 
     def set(self, task_id: str, **fields: Any) -> None:
         with self.sessions.begin() as session:
-            session.execute(update(Task).where(Task.task_id == task_id).values(**fields))
+            cluster_id = session.scalar(update(Task).where(Task.task_id == task_id).values(**fields)
+                                        .returning(Task.cluster_id))
+            if cluster_id:
+                notify(session, TASKS, cluster_id)
 
-    def replace(self, task_id: str, new_task_id: str, request: dict[str, Any], message: str) -> None:
-        """The member of ``task_id`` becomes a new PENDING task (Mesos never reuses task ids)."""
+    def relaunch(self, cluster_id: str, member_id: str, new_task_id: str, launches_seen: int,
+                 message: str) -> Task | None:
+        """The member's ended task becomes a new PENDING task (Mesos never reuses task ids), once:
+        a repeat with the same ``launches_seen`` changes nothing. None if the member is unknown;
+        the task as it is if it has not ended (the caller refuses that)."""
         with self.sessions.begin() as session:
-            session.execute(update(Task).where(Task.task_id == task_id).values(
-                task_id=new_task_id, state="PENDING", message=message, request=request, hostname=None,
-                agent_id=None, disk_roots=[], ip=None))
+            task = session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
+                                  .with_for_update())
+            if task is None or task.launches != launches_seen or task.state not in TERMINAL_STATES:
+                return task
+            task.task_id, task.state, task.message = new_task_id, "PENDING", message
+            task.hostname = task.agent_id = task.ip = None
+            task.disk_roots, task.disks, task.launches = [], [], task.launches + 1
+            notify(session, TASKS, cluster_id)
+            session.flush()
+            session.refresh(task)  # updated_at, as the database set it
+            return task
 
     def request_kill(self, cluster_id: str) -> list[Task]:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))
+            notify(session, TASKS, cluster_id)
         return self.by_cluster(cluster_id)

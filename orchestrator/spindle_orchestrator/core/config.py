@@ -21,7 +21,9 @@ class Settings(ServiceSettings):
     scheduling_timeout_s: float = 120.0
     deploying_timeout_s: float = 600.0
     configuring_timeout_s: float = 120.0
-    poll_interval_s: float = 0.25
+    # The database the scheduler notifies task changes in (``spindle_tasks``); empty = this service's
+    # own (one database for the platform, as deploy/up sets it up).
+    scheduler_database_url: str = ""
     # How often the worker looks for tasks the scheduler still runs for clusters this
     # orchestrator's database has settled or does not know (e.g. after restoring a backup).
     sweep_interval_s: float = 30.0

@@ -1,23 +1,16 @@
 """Bodies of the placement dry-run: a launch request whose members need no container yet, plus
 (optionally) the node offers to place them on. They convert to the pure placement's dataclasses."""
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, PlacementRequest
-from spindle_scheduler.schemas import DISK_CLASSES, ContainerIn, LaunchIn, MemberIn
+from spindle_common.contracts import ClusterSpec, ContainerSpec, DiskClass, MemberSpec
 
 
 class OfferedDiskIn(BaseModel):
     disk_id: str = Field(min_length=1, max_length=4096, description="unique on its node (Mesos: MOUNT root)")
-    disk_class: str = Field(description="hdd | ssd | nvme")
+    disk_class: DiskClass
     size_mb: float = Field(default=0, ge=0)
     root: str = Field(default="", max_length=4096, description="mount point on the node")
-
-    @field_validator("disk_class")
-    @classmethod
-    def known_class(cls, disk_class: str) -> str:
-        if disk_class not in DISK_CLASSES:
-            raise ValueError(f"unknown disk class {disk_class!r} (known: {', '.join(DISK_CLASSES)})")
-        return disk_class
 
 
 class NodeOfferIn(BaseModel):
@@ -40,17 +33,17 @@ class NodeOfferIn(BaseModel):
 
     def offer(self) -> NodeOffer:
         return NodeOffer(self.node, self.cpus, self.mem_mb,
-                         [OfferedDisk(d.disk_id, d.disk_class, d.size_mb, d.root) for d in self.disks],
+                         [OfferedDisk(d.disk_id, d.disk_class.value, d.size_mb, d.root) for d in self.disks],
                          dict(self.numa), list(self.running))
 
 
-class DryRunMemberIn(MemberIn):
+class DryRunMemberIn(MemberSpec):
     """A member as in a launch; its container does not matter to placement."""
 
-    container: ContainerIn | None = None
+    container: ContainerSpec | None = None  # type: ignore[assignment]
 
 
-class DryRunIn(LaunchIn):
+class DryRunIn(ClusterSpec):
     members: list[DryRunMemberIn] = Field(min_length=1, max_length=1000)
     anti_affinity_roles: list[str] = Field(default=[], description="roles with at most one member per node")
     offers: list[NodeOfferIn] | None = Field(
@@ -68,6 +61,6 @@ class DryRunIn(LaunchIn):
         """The request as placement sees it; ``extra_*`` is what each member's executor adds."""
         return PlacementRequest(
             self.cluster_id,
-            [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb, dict(m.disks), m.cpuset)
+            [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb, {c.value: n for c, n in m.disks.items()}, m.cpuset)
              for m in self.members],
-            self.strategy, list(self.preferred_hosts), list(self.anti_affinity_roles))
+            self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles))

@@ -7,7 +7,7 @@ import docker
 from fastapi import FastAPI
 from pymesos import MesosSchedulerDriver
 
-from spindle_common.clients import DiskClient, NetworkClient
+from spindle_common.clients import DiskClient
 from spindle_common.db import session_factory
 from spindle_executor.container import remove
 from spindle_scheduler.core.config import Settings
@@ -22,10 +22,9 @@ log = logging.getLogger("spindle.driver")
 def build_framework(settings: Settings) -> SpindleFramework:
     store = TaskStore(session_factory(settings.database_url))
     disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler")
-    network = NetworkClient(settings.network_service_url, settings.internal_token, actor="scheduler")
-    launcher = Launcher(store, disks, network, place_cluster, settings.executor_command)
+    launcher = Launcher(store, disks, place_cluster, settings.executor_command)
 
-    def release(task, keep_ip: bool = False) -> None:
+    def release(task) -> None:
         # Container first: a disk is wiped as soon as it is released, and a container still holding
         # its mount (its executor was killed) would make the wipe fail.
         if settings.reap_local_containers:
@@ -34,7 +33,7 @@ def build_framework(settings: Settings) -> SpindleFramework:
                 remove(client, task.task_id)
             finally:
                 client.close()
-        launcher.release_task(task, keep_ip)
+        launcher.release_disks([task.member_id])
 
     return SpindleFramework(store, launcher, release, settings.refuse_seconds)
 

@@ -3,7 +3,9 @@
 Persisted FrameworkID + long failover timeout: a restarted scheduler re-subscribes as the same
 framework and keeps its tasks. On every (re)registration it reconciles: the master answers with the
 state of each task it knows and TASK_LOST for the rest, and every terminal state releases what the
-task held (disks are wiped, IPs freed, containers removed).
+task held (its container is removed, its disks wiped and freed). What a member's end means for its
+cluster (replace it, fail the cluster) is the orchestrator's decision (``reconcile.py``): the
+scheduler only reports, through the task store's notifications, and relaunches when asked.
 """
 import copy
 import logging
@@ -35,25 +37,12 @@ def framework_info(framework_id: str | None, user: str = "root") -> dict[str, An
     return info
 
 
-# How often one member is replaced after dying while running before it is left to fail.
-MAX_REPLACEMENTS = 3
-# Ends that mean the member died (not that it finished or was killed on purpose).
-DIED = frozenset({"TASK_FAILED", "TASK_LOST", "TASK_ERROR", "TASK_GONE", "TASK_DROPPED"})
-
-
-def replaceable(task, state: str) -> bool:
-    """A member whose product asks for replacement, that was running and died, not killed by us."""
-    return (state in DIED and task.state == "TASK_RUNNING" and not task.kill_requested
-            and task.request.get("restart") == "replace"
-            and task.request.get("replacements", 0) < MAX_REPLACEMENTS)
-
-
 class SpindleFramework(Scheduler):
     def __init__(self, store: TaskStore, launcher: Launcher, release: Callable[[Any], None],
                  refuse_seconds: float = 5.0):
         self.store = store
         self.launcher = launcher
-        self.release = release  # frees what a terminal task held (disks, IP, container)
+        self.release = release  # frees what a terminal task held (container, disks)
         self.refuse_seconds = refuse_seconds
         self.release_retry_s = 1.0  # first retry delay when freeing an ended task's resources fails
         self.lock = threading.Lock()
@@ -106,9 +95,6 @@ class SpindleFramework(Scheduler):
                 driver.killTask({"value": task_id})
             return
         message = (update.get("message") or "")[:2000]
-        if replaceable(task, state):
-            self._replace(driver, task, state, message)
-            return
         self.store.set(task_id, state=state, message=message)
         log.info("task %s: %s %s", task_id, state, update.get("message", ""))
         if state in TERMINAL_STATES:
@@ -116,27 +102,14 @@ class SpindleFramework(Scheduler):
         elif task.kill_requested:
             driver.killTask({"value": task_id})
         # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
-        # only after the new state is persisted.
+        # only after the new state is persisted (and the orchestrator notified of it).
 
-    def _replace(self, driver, task, state: str, message: str) -> None:
-        """A running member died: the same member goes back to PENDING as a new Mesos task (in
-        one write, so no one sees it end); its disks are wiped and freed, its floating IP stays
-        held for the replacement, which the next fitting offer places on fresh disks."""
-        replacement = new_task_id(task.member_id)
-        count = task.request.get("replacements", 0) + 1
-        log.warning("task %s: %s (%s); replacing it as %s (replacement %d)", task.task_id, state, message,
-                    replacement, count)
-        failure = f"{state}: {message}"[:1000]
-        self.store.replace(task.task_id, replacement, {**task.request, "replacements": count, "last_failure": failure},
-                           f"replacing after {failure}")
-        self._release_soon(task, keep_ip=True)
-        driver.reviveOffers()
-
-    def _release_soon(self, task, attempts: int = 6, keep_ip: bool = False) -> None:
-        """Free what an ended task held; if a service is briefly away, retry in the background
-        (1, 2, 4 … s) rather than fail the driver's event thread, which would stop the framework."""
+    def _release_soon(self, task, attempts: int = 6) -> None:
+        """Free what an ended task held (its container and disks; its IP is the orchestrator's);
+        if a service is briefly away, retry in the background (1, 2, 4 … s) rather than fail the
+        driver's event thread, which would stop the framework."""
         try:
-            self.release(task, keep_ip)
+            self.release(task)
             return
         except Exception:
             log.exception("releasing %s failed; retrying in the background", task.task_id)
@@ -145,14 +118,24 @@ class SpindleFramework(Scheduler):
             for attempt in range(attempts):
                 time.sleep(self.release_retry_s * 2 ** attempt)
                 try:
-                    self.release(task, keep_ip)
+                    self.release(task)
                     return
                 except Exception:
                     log.exception("releasing %s failed (attempt %d of %d)", task.task_id, attempt + 1, attempts)
-            log.error("giving up releasing %s: its disks and IP stay held (release them with disk-service and "
-                      "network-service's /allocations/release)", task.task_id)
+            log.error("giving up releasing %s: its disks stay held (release them with disk-service's "
+                      "/allocations/release)", task.task_id)
 
         threading.Thread(target=retry, name=f"release-{task.task_id}", daemon=True).start()
+
+    def relaunch(self, driver, cluster_id: str, member_id: str, launches_seen: int, reason: str):
+        """Launch an ended member again as a new task (the orchestrator decided it); its floating
+        IP lease is in its request, its disks were released when it ended. Idempotent."""
+        with self.lock:
+            task = self.store.relaunch(cluster_id, member_id, new_task_id(member_id), launches_seen,
+                                       f"relaunching: {reason}"[:2000])
+        if task is not None and task.state == "PENDING":
+            driver.reviveOffers()
+        return task
 
     def kill_cluster(self, driver, cluster_id: str) -> None:
         """Kill every task of a cluster; tasks never launched just end (under the offer lock, so

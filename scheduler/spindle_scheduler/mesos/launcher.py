@@ -1,12 +1,12 @@
 """Turning pending member tasks + offers into LAUNCHes: place (pure placement), hold the chosen
-disks and IPs in their services, build TaskInfos. Whatever fails releases what it held."""
+disks in disk-service (one call per cluster), build TaskInfos. Whatever fails releases what it held."""
 import logging
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from spindle_common.clients import DiskClient, NetworkClient
+from spindle_common.clients import DiskClient
 from spindle_common.errors import ApiError
 from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
 from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, EXECUTOR_MEM_MB, task_info
@@ -31,12 +31,22 @@ def new_task_id(member_id: str) -> str:
     return f"{member_id}.{uuid.uuid4().hex[:8]}"
 
 
+def held_disks(roots: list[str], allocated: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The member's whole disks as it sees them (``/data/N``, in launch order) with what disk-service
+    said of each when it allocated them."""
+    by_root = {d["mount_point"]: d for d in allocated}
+    facts = ("id", "device_path", "disk_class", "size_bytes")
+    return [{"container_path": f"/data/{i}", "mount_point": root,
+             **{k: by_root[root][k] for k in facts if root in by_root}} for i, root in enumerate(roots, start=1)]
+
+
 class Launcher:
-    def __init__(self, store: TaskStore, disks: DiskClient, network: NetworkClient, place: PlaceFn,
-                 executor_command: str):
+    """Owns the disk holds of launches: one disk-service call per cluster to hold them, one per
+    ended task (or batch) to release them. Floating IPs arrive held, in each member's lease."""
+
+    def __init__(self, store: TaskStore, disks: DiskClient, place: PlaceFn, executor_command: str):
         self.store = store
         self.disks = disks
-        self.network = network
         self.place = place
         self.executor_command = executor_command
 
@@ -62,58 +72,53 @@ class Launcher:
                     self.store.set(task.task_id, message=f"waiting for resources: {placed}"[:2000])
                 continue
             try:
-                infos = [self._hold_and_describe(task, *placed[task.task_id]) for task in tasks]
+                infos = self._hold_and_describe(tasks, placed)
             except ApiError as exc:
-                log.warning("cluster %s: could not hold resources: %s", cluster_id, exc.message)
+                log.warning("cluster %s: could not hold disks: %s", cluster_id, exc.message)
+                self.release_disks([t.member_id for t in tasks])
                 for task in tasks:
-                    self._release_holdings(task.member_id)
                     self.store.set(task.task_id, message=f"retrying: {exc.code}: {exc.message}"[:2000])
                 continue
-            for task, (offer, info) in zip(tasks, infos):
+            for task, info in zip(tasks, infos):
+                offer = placed[task.task_id][0]
                 consume(offer, task.request, info["_roots"])
                 self.store.set(task.task_id, state="LAUNCHING", hostname=offer.hostname, agent_id=offer.agent_id,
-                               disk_roots=info["_roots"], ip=info["_ip"], message="")
+                               disk_roots=info["_roots"], disks=info["_disks"], ip=info["_ip"], message="")
                 launches[offer.offer_id].append({k: v for k, v in info.items() if not k.startswith("_")})
         return launches
 
-    def _hold_and_describe(self, task: Task, offer: ParsedOffer, chosen: list[OfferedDisk],
-                           cpu_ids: list[int]) -> tuple[ParsedOffer, dict]:
-        request = task.request
-        offered = {d.root: d for d in offer.disks}
-        roots: list[str] = []
-        for disk_class, count in sorted(request.get("disks", {}).items()):
-            if count:
-                held = self.disks.allocate(offer.hostname, disk_class, count, task.member_id)
-                roots += [d["mount_point"] for d in held]
-        missing = [r for r in roots if r not in offered]
-        if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
-            raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
-        ip = network = None
-        if request.get("network_pool"):
-            lease = self.network.allocate(task.member_id, request["network_pool"])
-            ip, network = lease["address"], lease["docker_network"]
-        spec = {**request["container"], "cluster_id": task.cluster_id, "member_id": task.member_id,
-                "cpus": request["cpus"], "mem_mb": request["mem_mb"],
-                "cpuset": ",".join(map(str, cpu_ids)) or None,
-                "disks": [{"host_path": root} for root in roots], "network": network, "ip": ip}
-        info = task_info(offer, task.task_id, task.member_id, request["cpus"], request["mem_mb"],
-                         [offered[r] for r in roots], self.executor_command, spec)
-        return offer, {**info, "_roots": roots, "_ip": ip}
+    def _hold_and_describe(self, tasks: list[Task], placed: dict) -> list[dict[str, Any]]:
+        """Hold every member's disks in one call (all or nothing), then describe each task."""
+        requests = [{"owner": t.member_id, "node": placed[t.task_id][0].hostname, "disk_class": disk_class,
+                     "count": count}
+                    for t in tasks for disk_class, count in sorted(t.request.get("disks", {}).items()) if count]
+        held = self.disks.allocate_batch(requests) if requests else {}
+        infos = []
+        for task in tasks:
+            offer, _, cpu_ids = placed[task.task_id]
+            request = task.request
+            offered = {d.root: d for d in offer.disks}
+            allocated = held.get(task.member_id, [])
+            roots = [d["mount_point"] for d in allocated]
+            missing = [r for r in roots if r not in offered]
+            if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
+                raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
+            lease = request.get("lease") or {}
+            spec = {**request["container"], "cluster_id": task.cluster_id, "member_id": task.member_id,
+                    "cpus": request["cpus"], "mem_mb": request["mem_mb"],
+                    "cpuset": ",".join(map(str, cpu_ids)) or None,
+                    "disks": [{"host_path": root} for root in roots],
+                    "network": lease.get("docker_network"), "ip": lease.get("address")}
+            info = task_info(offer, task.task_id, task.member_id, request["cpus"], request["mem_mb"],
+                             [offered[r] for r in roots], self.executor_command, spec)
+            infos.append({**info, "_roots": roots, "_disks": held_disks(roots, allocated), "_ip": lease.get("address")})
+        return infos
 
-    def _release_holdings(self, member_id: str, keep_ip: bool = False) -> None:
-        """Free whatever ``member_id`` holds (its IP too unless ``keep_ip``); holding nothing is fine here."""
-        for release in (self.disks.release,) if keep_ip else (self.disks.release, self.network.release):
-            try:
-                release(member_id)
-            except ApiError as exc:
-                if exc.status >= 500:
-                    raise
+    def release_disks(self, owners: list[str]) -> None:
+        """Free (and wipe) whatever disks ``owners`` hold; holding nothing is fine here."""
+        if owners:
+            self.disks.release_many(owners)
 
     def release_stale_holdings(self, pending: list[Task]) -> None:
-        """After a crash between holding and launching, pending members may still hold resources."""
-        for task in pending:
-            self._release_holdings(task.member_id)
-
-    def release_task(self, task: Task, keep_ip: bool = False) -> None:
-        """A task ended: free its disks (they get wiped) and, unless its member is being replaced, its IP."""
-        self._release_holdings(task.member_id, keep_ip)
+        """After a crash between holding and launching, pending members may still hold disks."""
+        self.release_disks([t.member_id for t in pending])

@@ -24,7 +24,7 @@ RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
 def orchestrator(fresh_database, platform_env):
     migrations.upgrade("spindle_orchestrator", fresh_database)
     settings = Settings(database_url=fresh_database, internal_token=platform_env["SPINDLE_INTERNAL_TOKEN"],
-                        consul_url=platform_env["SPINDLE_CONSUL_URL"], poll_interval_s=0.3)
+                        consul_url=platform_env["SPINDLE_CONSUL_URL"], scheduler_database_url=platform_env["SPINDLE_DATABASE_URL"])
     app = build_app(settings)
     with running_worker(app), serve(app) as url:
         yield url, internal_headers(settings.internal_token, "api-server", "service")

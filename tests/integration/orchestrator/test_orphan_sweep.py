@@ -24,7 +24,8 @@ TERMINAL = ("TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST", "TASK_ER
 def test_tasks_of_a_cluster_unknown_to_the_orchestrator_are_killed(fresh_database, platform_env):
     migrations.upgrade("spindle_orchestrator", fresh_database)
     settings = Settings(database_url=fresh_database, internal_token=platform_env["SPINDLE_INTERNAL_TOKEN"],
-                        consul_url=platform_env["SPINDLE_CONSUL_URL"], sweep_interval_s=1.0)
+                        consul_url=platform_env["SPINDLE_CONSUL_URL"], sweep_interval_s=1.0,
+                        scheduler_database_url=platform_env["SPINDLE_DATABASE_URL"])
     headers = internal_headers(settings.internal_token, "api-server", "service")
     app = build_app(settings)
     with running_worker(app), serve(app) as url, httpx.Client(base_url=url, timeout=30) as http, \

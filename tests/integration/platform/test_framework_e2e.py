@@ -1,7 +1,9 @@
 """Issue 4 end to end on the real platform: Spindle's Mesos framework places a 3-member request
 (1 cpu, 512 MiB, 1 whole disk each, spread) through the embedded master; the executor runs three
 containers with their own disk at /data/1 and their floating IPs, reachable from each other; killing
-the tasks removes the containers and frees the disks (wiped) and the IPs."""
+the tasks removes the containers and frees the disks (wiped). The floating IPs are the caller's
+(the orchestrator's): held before the launch, handed over in each member's lease, never released
+by the scheduler."""
 import os
 import time
 
@@ -10,6 +12,7 @@ import httpx
 import pytest
 
 from spindle_common.auth import internal_headers
+from spindle_common.clients import NetworkClient
 from spindle_common.migrations import upgrade
 from spindle_scheduler.core.config import Settings
 from spindle_scheduler.main import build_app
@@ -48,9 +51,9 @@ def scheduler(fresh_database, platform_env, mesos_master):
         yield url, internal_headers(settings.internal_token, "e2e-test", "service")
 
 
-def member(i: int, image: str) -> dict:
+def member(i: int, image: str, lease: dict | None = None) -> dict:
     return {"member_id": f"e2e-m{i}", "role": "worker", "cpus": 1, "mem_mb": 512, "disks": {"hdd": 1},
-            "network_pool": "default",
+            **({"lease": lease} if lease else {}),
             "container": {"image": image, "hostname": f"m{i}",
                           "command": ["sh", "-c", "hostname > /data/1/who && cd /data/1 && exec python3 -m http.server 8000"],
                           "health": {"tcp_port": 8000, "timeout_seconds": 60}}}
@@ -71,16 +74,20 @@ def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(sched
     client = docker.from_env()
     token = platform_env["SPINDLE_INTERNAL_TOKEN"]
     admin = internal_headers(token, "e2e-test", "admin")
+    network = NetworkClient("http://127.0.0.1:8084", token, actor="e2e-test")
+    held = network.allocate_batch("default", [{"owner": f"e2e-m{i}"} for i in range(3)])
+    leases = {h["owner"]: {"address": h["address"], "docker_network": h["docker_network"]} for h in held}
     with httpx.Client(base_url=url, timeout=30) as http:
         accepted = http.post("/launches", headers=headers, json={
-            "cluster_id": "e2e", "members": [member(i, platform_env["SPINDLE_BASE_IMAGE"]) for i in range(3)]})
+            "cluster_id": "e2e", "members": [member(i, platform_env["SPINDLE_BASE_IMAGE"], leases[f"e2e-m{i}"])
+                                             for i in range(3)]})
         assert accepted.status_code == 202, accepted.text
         tasks = wait_tasks(http, headers, "e2e", lambda ts: all(t["state"] == "TASK_RUNNING" for t in ts)
                            or any(t["state"] in ("TASK_FAILED", "TASK_ERROR", "TASK_LOST") for t in ts))
         assert [t["state"] for t in tasks] == ["TASK_RUNNING"] * 3, tasks
-        roots = [t["disk_roots"][0] for t in tasks]
+        roots = [t["disks"][0]["mount_point"] for t in tasks]
         ips = [t["ip"] for t in tasks]
-        assert len(set(roots)) == 3 and len(set(ips)) == 3
+        assert ips == [leases[t["member_id"]]["address"] for t in tasks] and len(set(roots)) == 3
         containers = [client.containers.list(filters={"label": f"io.spindle.task-id={t['task_id']}"})[0] for t in tasks]
         for container, root in zip(containers, roots):
             mounts = {m["Destination"]: m["Source"] for m in container.attrs["Mounts"]}
@@ -107,9 +114,14 @@ def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(sched
         assert all(states[root] == ("free", None) for root in roots), states
     for root in roots:
         assert not os.path.exists(os.path.join(root, "who")), "the wipe removed what the member wrote"
-    with httpx.Client(base_url="http://127.0.0.1:8084", headers=admin, timeout=30) as network:
+    with httpx.Client(base_url="http://127.0.0.1:8084", headers=admin, timeout=30) as http:
+        for t in tasks:  # the leases are still the caller's: the scheduler never releases an IP
+            held = http.get("/allocations", params={"owner": t["member_id"]}).json()
+            assert [a["address"] for a in held] == [t["ip"]], held
+        network.release_many([t["member_id"] for t in tasks])
         for t in tasks:
-            assert network.get("/allocations", params={"owner": t["member_id"]}).status_code == 404
+            assert http.get("/allocations", params={"owner": t["member_id"]}).status_code == 404
+    network.close()
     client.close()
 
 
@@ -135,7 +147,7 @@ def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform
 
         invalid = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry3", "members": [
             {**greedy, "disks": {"floppy": 1}}]})
-        assert invalid.status_code == 422 and "unknown disk class" in invalid.text
+        assert invalid.status_code == 422 and "'hdd', 'ssd' or 'nvme'" in invalid.text
     free_after = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
     assert [d["id"] for d in free_after["items"]] == [d["id"] for d in free_before["items"]], "a dry run holds nothing"
 
@@ -157,8 +169,12 @@ def test_launch_failures_and_killed_executors_leave_nothing_behind(scheduler, pl
     url, headers = scheduler
     client = docker.from_env()
     admin = internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "e2e-test", "admin")
+    network = NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="e2e-test")
+    [lease] = network.allocate_batch("default", [{"owner": "e2e-victim"}])
     broken = {**member(7, "spindle/no-such-image:0"), "member_id": "e2e-noimage"}
-    victim = {**member(8, platform_env["SPINDLE_BASE_IMAGE"]), "member_id": "e2e-victim"}
+    victim = {**member(8, platform_env["SPINDLE_BASE_IMAGE"], {"address": lease["address"],
+                                                              "docker_network": lease["docker_network"]}),
+              "member_id": "e2e-victim"}
     with httpx.Client(base_url=url, timeout=30) as http:
         assert http.post("/launches", headers=headers, json={"cluster_id": "e2e-fail", "members": [broken]}).status_code == 202
         failed = wait_tasks(http, headers, "e2e-fail", lambda ts: ts[0]["state"] == "TASK_FAILED")[0]
@@ -174,16 +190,21 @@ def test_launch_failures_and_killed_executors_leave_nothing_behind(scheduler, pl
     while time.monotonic() < deadline and client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}):
         time.sleep(0.3)
     assert client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}) == []
+    assert httpx.get("http://127.0.0.1:8084/allocations", params={"owner": "e2e-noimage"},
+                     headers=admin).status_code == 404
+    assert [a["address"] for a in httpx.get("http://127.0.0.1:8084/allocations", params={"owner": "e2e-victim"},
+                                            headers=admin).json()] == [lease["address"]], "the caller's IP stays"
     for task in (failed, lost):
-        assert httpx.get("http://127.0.0.1:8084/allocations", params={"owner": task["member_id"]},
-                         headers=admin).status_code == 404
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             disks = {d["mount_point"]: d for d in httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE},
                                                             headers=admin).json()["items"]}
-            if all(disks[root]["state"] != "wiping" for root in task["disk_roots"]):
+            if all(disks[d["mount_point"]]["state"] != "wiping" for d in task["disks"]):
                 break
             time.sleep(0.3)
         # Wiped and free again — not quarantined by a wipe that raced the dead executor's container.
-        assert [(disks[r]["state"], disks[r]["owner"]) for r in task["disk_roots"]] == [("free", None)], task
+        assert [(disks[d["mount_point"]]["state"], disks[d["mount_point"]]["owner"]) for d in task["disks"]] == [
+            ("free", None)], task
+    network.release_many(["e2e-victim"])
+    network.close()
     client.close()

@@ -67,7 +67,8 @@ def orchestrator(fresh_database, platform_env, tmp_path):
     upgrade("spindle_orchestrator", fresh_database)
     port = free_port()
     env = {**os.environ, **platform_env, "SPINDLE_DATABASE_URL": fresh_database, "SPINDLE_PORT": str(port),
-           "SPINDLE_SERVICE_NAME": "orchestrator-crashtest", "SPINDLE_POLL_INTERVAL_S": "0.3"}
+           "SPINDLE_SERVICE_NAME": "orchestrator-crashtest",
+           "SPINDLE_SCHEDULER_DATABASE_URL": platform_env["SPINDLE_DATABASE_URL"]}
     headers = internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "api-server", "service")
     with open(tmp_path / "orchestrator.log", "w") as log, \
             httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:

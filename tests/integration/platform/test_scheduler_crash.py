@@ -1,6 +1,7 @@
 """Killing the scheduler process (SIGKILL) mid-launch and starting it again: it re-subscribes with
 its persisted FrameworkID, reconciles, and ends with every task running and owning exactly its
-disk, IP and container — and after a kill, nothing leaked."""
+disk and container, with the IP its caller held for it — and after a kill, the scheduler has
+released everything it owns (disks, containers) and nothing the caller owns (IPs)."""
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import docker
 import httpx
 
 from spindle_common.auth import internal_headers
+from spindle_common.clients import NetworkClient
 from spindle_common.consul import ConsulClient
 from spindle_common.migrations import upgrade
 from tests.conftest import REPO
@@ -34,7 +36,7 @@ def holdings(platform_env, owners: list[str]) -> dict[str, tuple[int, int, int]]
         disks = httpx.get("http://127.0.0.1:8083/disks", params={"owner": owner}, headers=admin).json()["items"]
         ips = httpx.get("http://127.0.0.1:8084/allocations", params={"owner": owner}, headers=admin)
         containers = client.containers.list(all=True, filters={"label": f"io.spindle.member={owner}"})
-        result[owner] = (len(disks), len(ips.json()) if ips.status_code == 200 else 0, len(containers))
+        result[owner] = (len(disks), 1 if ips.status_code == 200 else 0, len(containers))
     client.close()
     return result
 
@@ -47,10 +49,14 @@ def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, plat
     owners = [f"e2e-m{i}" for i in range(3)]
     log = open(tmp_path / "scheduler.log", "w")
     process = start_scheduler(env, log)
+    network = NetworkClient("http://127.0.0.1:8084", env["SPINDLE_INTERNAL_TOKEN"], actor="crash-test")
+    leases = {h["owner"]: {"address": h["address"], "docker_network": h["docker_network"]}
+              for h in network.allocate_batch("default", [{"owner": o} for o in owners])}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             assert http.post("/launches", headers=headers, json={
-                "cluster_id": "crash", "members": [member(i, platform_env["SPINDLE_BASE_IMAGE"]) for i in range(3)]
+                "cluster_id": "crash", "members": [member(i, platform_env["SPINDLE_BASE_IMAGE"], leases[f"e2e-m{i}"])
+                                                   for i in range(3)]
             }).status_code == 202
             wait_tasks(http, headers, "crash", lambda ts: any(t["state"] in LAUNCHED for t in ts), timeout=60)
         os.kill(process.pid, signal.SIGKILL)  # mid-launch: some tasks launching, none running yet
@@ -61,7 +67,7 @@ def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, plat
             tasks = wait_tasks(http, headers, "crash", lambda ts: all(
                 t["state"] == "TASK_RUNNING" or t["state"] in ("TASK_FAILED", "TASK_LOST", "TASK_KILLED") for t in ts))
             for task in tasks:
-                expected = (1, 1, 1) if task["state"] == "TASK_RUNNING" else (0, 0, 0)
+                expected = (1, 1, 1) if task["state"] == "TASK_RUNNING" else (0, 1, 0)
                 assert holdings(platform_env, [task["member_id"]])[task["member_id"]] == expected, task
             assert any(t["state"] == "TASK_RUNNING" for t in tasks)
 
@@ -69,10 +75,13 @@ def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, plat
             wait_tasks(http, headers, "crash", lambda ts: all(t["state"] in ("TASK_KILLED", "TASK_FAILED", "TASK_LOST")
                                                               for t in ts))
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and holdings(platform_env, owners) != {o: (0, 0, 0) for o in owners}:
+        while time.monotonic() < deadline and holdings(platform_env, owners) != {o: (0, 1, 0) for o in owners}:
             time.sleep(0.5)
+        assert holdings(platform_env, owners) == {o: (0, 1, 0) for o in owners}, "the scheduler's holds all freed"
+        network.release_many(owners)
         assert holdings(platform_env, owners) == {o: (0, 0, 0) for o in owners}, "nothing leaked"
     finally:
+        network.close()
         process.kill()
         process.wait()
         consul = ConsulClient(platform_env["SPINDLE_CONSUL_URL"])

@@ -13,7 +13,7 @@ VALID = {"cluster_id": "c1", "member_id": "c1-worker-1", "image": "spindle/base:
 
 def test_valid_task_data_becomes_a_spec():
     spec = parse_task_spec("t-1", json.dumps(VALID))
-    assert [(d.host_path, d.container_path) for d in spec.disks] == [("/d/1", "/data/1"), ("/d/2", "/data/2")]
+    assert spec.mounts == [("/d/1", "/data/1"), ("/d/2", "/data/2")]
     assert spec.env == {"A": "1"} and spec.cpus == 1.5 and spec.mem_mb == 512 and spec.cpuset == "0-1"
     assert spec.health.tcp_port == 7077 and spec.health.timeout_seconds == 60
     assert spec.labels == {"io.spindle.owned": "true", "io.spindle.task-id": "t-1",
@@ -22,13 +22,14 @@ def test_valid_task_data_becomes_a_spec():
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"cpus": 0}, "'cpus' must be a positive number"),
-    ({"mem_mb": 2}, "'mem_mb' must be an integer"),
-    ({"image": ""}, "'image' must be a non-empty str"),
-    ({"member_id": None}, "'member_id' must be a non-empty str"),
+    ({"cpus": 0}, "cpus: Input should be greater than 0"),
+    ({"mem_mb": 2}, "mem_mb: Input should be greater than or equal to 6"),
+    ({"image": ""}, "image: String should have at least 1 character"),
+    ({"member_id": None}, "member_id: Input should be a valid string"),
     ({"ip": None}, "'network' and 'ip' go together"),
-    ({"health": {"timeout_seconds": 3}}, "health check needs"),
-    ({"disks": [{"host_path": 7}]}, "'host_path' must be a non-empty str"),
+    ({"health": {"timeout_seconds": 3}}, "health: Value error, a health check needs 'command' or 'tcp_port'"),
+    ({"disks": [{"host_path": 7}]}, "disks.0.host_path: Input should be a valid string"),
+    ({"surprise": 1}, "surprise: Extra inputs are not permitted"),
 ])
 def test_bad_task_data_names_the_problem(change, message):
     with pytest.raises(InvalidTaskSpec, match=message):

@@ -6,7 +6,7 @@ import pytest
 
 from spindle_common.contracts import ClusterState as S, MemberState as M, RestartPolicy, TaskView
 from spindle_orchestrator.reconcile import (
-    MAX_REPLACEMENTS, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, RecordMember, Relaunch,
+    MAX_REPLACEMENTS, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
     ReleaseIps, StopJobs, Timeouts, Transition, reconcile,
 )
 
@@ -100,8 +100,8 @@ TABLE = [
     # --- CONFIGURING --------------------------------------------------------------------------------------
     ("configuring, Consul passes for every member: running", cluster(S.CONFIGURING, *RUNNING2, deadline=LATER),
      Observed(tasks=tasks(task("m0"), task("m1")), consul_passing=frozenset({"m0", "m1"})), [("to", "RUNNING")]),
-    ("configuring, one not passing yet: wait", cluster(S.CONFIGURING, *RUNNING2, deadline=LATER),
-     Observed(tasks=tasks(task("m0"), task("m1")), consul_passing=frozenset({"m0"})), []),
+    ("configuring, one not passing yet: look again soon", cluster(S.CONFIGURING, *RUNNING2, deadline=LATER),
+     Observed(tasks=tasks(task("m0"), task("m1")), consul_passing=frozenset({"m0"})), [("Recheck",)]),
     ("configuring past its deadline: discovery unhealthy", cluster(S.CONFIGURING, *RUNNING2, deadline=EARLIER),
      Observed(tasks=tasks(task("m0"), task("m1")), consul_passing=frozenset({"m0"})),
      [("to", "FAILED", "DISCOVERY_UNHEALTHY")]),

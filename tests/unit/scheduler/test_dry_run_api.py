@@ -70,7 +70,7 @@ def test_a_dry_run_holds_nothing(client):
 
 @pytest.mark.parametrize("bad,field", [
     (body([worker(1, cpus=-1)], [offer("n1")]), "body.members.0.cpus"),
-    (body([worker(1, disks={"floppy": 1})], [offer("n1")]), "body.members.0.disks"),
+    (body([worker(1, disks={"floppy": 1})], [offer("n1")]), "body.members.0.disks.floppy.[key]"),
     (body([], [offer("n1")]), "body.members"),
     (body([worker(1), worker(1)], [offer("n1")]), "body"),
     (body([worker(1)], [{**offer("n1"), "cpus": -2}]), "body.offers.0.cpus"),
@@ -91,7 +91,8 @@ def test_invalid_input_is_a_422_envelope(client, bad, field):
 
 def test_unknown_disk_class_is_named(client):
     r = client.post("/placements/dry-run", headers=SERVICE, json=body([worker(1, disks={"floppy": 1})], [offer("n1")]))
-    assert "unknown disk class 'floppy' (known: hdd, ssd, nvme)" in r.json()["error"]["details"]["errors"][0]["problem"]
+    [error] = r.json()["error"]["details"]["errors"]
+    assert (error["field"], error["problem"]) == ("body.members.0.disks.floppy.[key]", "Input should be 'hdd', 'ssd' or 'nvme'")
 
 
 @pytest.mark.parametrize("headers,status,code", [

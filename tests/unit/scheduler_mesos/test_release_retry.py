@@ -15,7 +15,7 @@ def framework_with(release) -> SpindleFramework:
 def test_a_failing_release_is_retried_in_the_background_until_it_works():
     calls, done = [], threading.Event()
 
-    def release(task, keep_ip=False):
+    def release(task):
         calls.append(task.task_id)
         if len(calls) < 3:
             raise RuntimeError("network-service answered 500")
@@ -28,5 +28,5 @@ def test_a_failing_release_is_retried_in_the_background_until_it_works():
 
 def test_a_release_that_works_is_done_once_at_once():
     calls = []
-    framework_with(lambda task, keep_ip=False: calls.append(task.task_id))._release_soon(SimpleNamespace(task_id="t2"))
+    framework_with(lambda task: calls.append(task.task_id))._release_soon(SimpleNamespace(task_id="t2"))
     assert calls == ["t2"]

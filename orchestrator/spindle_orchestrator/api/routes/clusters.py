@@ -1,53 +1,71 @@
 """Clusters: create (async, idempotent), read, list, delete, and their event timeline."""
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
 from spindle_orchestrator import clusters
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
-from spindle_orchestrator.schemas import ClusterCreate, ClusterOut, ClusterPage, EventOut
-from spindle_orchestrator.states import CLUSTER_STATES, DESTROYED
+from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterView, EventView
+from spindle_common.errors import error_responses
+from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
+from spindle_common.contracts import ClusterState
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
 
 @router.post("", status_code=202)
-def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response) -> ClusterOut:
+def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200."""
     cluster, created = clusters.create(session, body.owner, body.product, body.version, body.options,
                                        body.idempotency_key)
     if not created:
         response.status_code = 200
-    return ClusterOut.of(cluster)
+    return cluster_view(cluster)
 
 
 @router.get("")
 def list_clusters(session: SessionDep, _: ServiceCaller, owner: str | None = None,
-                  state: Annotated[str | None, Query(pattern="^(" + "|".join(CLUSTER_STATES) + ")$")] = None,
+                  state: ClusterState | None = None,
                   product: str | None = None, page_size: Annotated[int, Query(ge=1, le=500)] = 50,
                   page_token: str | None = None) -> ClusterPage:
     rows, token = clusters.list_page(session, owner, state, product, page_size, page_token)
-    return ClusterPage(items=[ClusterOut.of(c) for c in rows], next_page_token=token)
+    return ClusterPage(items=[cluster_view(c) for c in rows], next_page_token=token)
 
 
 @router.get("/{cluster_id}")
-def get_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterOut:
-    return ClusterOut.of(clusters.get_or_404(session, cluster_id))
+def get_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterView:
+    return cluster_view(clusters.get_or_404(session, cluster_id))
 
 
 @router.delete("/{cluster_id}", status_code=202)
-def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterOut:
+def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterView:
     """Ask for the cluster's end; the worker moves it through DESTROYING to DESTROYED."""
     cluster = clusters.get_or_404(session, cluster_id)
-    if cluster.state != DESTROYED and not cluster.delete_requested:
+    if cluster.state != ClusterState.DESTROYED and not cluster.delete_requested:
         cluster.delete_requested = True
         clusters.record_event(session, cluster.id, "cluster", "DELETE_REQUESTED", "deletion requested")
+        clusters.wake(session, cluster.id)
         session.commit()
-    return ClusterOut.of(cluster)
+    return cluster_view(cluster)
 
 
 @router.get("/{cluster_id}/events")
 def cluster_events(cluster_id: str, session: SessionDep, _: ServiceCaller,
-                   after_seq: Annotated[int, Query(ge=0)] = 0) -> list[EventOut]:
+                   after_seq: Annotated[int, Query(ge=0)] = 0) -> list[EventView]:
     clusters.get_or_404(session, cluster_id)
-    return [EventOut.of(e) for e in clusters.events_after(session, cluster_id, after_seq)]
+    return [event_view(e) for e in clusters.events_after(session, cluster_id, after_seq)]
+
+
+@router.get("/{cluster_id}/events/stream", response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "each event as it is committed; `end` with the settled cluster"},
+                       **error_responses(401, 403, 404, 422)})
+def cluster_event_stream(session: SessionDep, request: Request, _: ServiceCaller,
+                         cluster_id: str = Path(pattern=NAME_PATTERN),
+                         after_seq: Annotated[int, Query(ge=0)] = 0, follow: bool = False) -> StreamingResponse:
+    """The timeline after ``after_seq`` as Server-Sent Events, live until the cluster settles (with
+    ``follow``: until it is destroyed)."""
+    clusters.get_or_404(session, cluster_id)
+    return StreamingResponse(request.app.state.event_hub.stream(cluster_id, after_seq, follow),
+                             media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

@@ -1,18 +1,23 @@
-"""Launching and killing cluster members as Mesos tasks (callers: orchestrator, admins)."""
-from fastapi import APIRouter, Request
+"""Launching, relaunching and killing cluster members as Mesos tasks (callers: orchestrator, admins)."""
+from fastapi import APIRouter, Path, Request, Response
 
-from spindle_common.errors import ApiError
+from spindle_common.contracts import NAME_PATTERN, ClusterSpec, TaskView
+from spindle_common.errors import ApiError, error_responses
 from spindle_scheduler.api.deps import ServiceCaller, framework
 from spindle_scheduler.mesos.launcher import new_task_id
 from spindle_scheduler.models import Task
-from spindle_scheduler.schemas import LaunchIn, TaskOut
+from spindle_scheduler.schemas import RelaunchIn
+from spindle_scheduler.store import task_view
 
 router = APIRouter(tags=["tasks"])
+ClusterId = Path(pattern=NAME_PATTERN)
+MemberId = Path(pattern=NAME_PATTERN)
 
 
-@router.post("/launches", status_code=202)
-def launch(body: LaunchIn, request: Request, _: ServiceCaller) -> list[TaskOut]:
-    """Queue a cluster's members; they launch on the next offers that fit them all."""
+@router.post("/launches", status_code=202, responses=error_responses(401, 403, 409, 422, 503))
+def launch(body: ClusterSpec, request: Request, _: ServiceCaller) -> list[TaskView]:
+    """Queue a cluster's members (their floating IPs already held, in each member's lease); they
+    launch on the next offers that fit them all."""
     fw = framework(request)
     if len({m.member_id for m in body.members}) != len(body.members):
         raise ApiError(422, "DUPLICATE_MEMBER", "member ids must be unique")
@@ -21,30 +26,51 @@ def launch(body: LaunchIn, request: Request, _: ServiceCaller) -> list[TaskOut]:
         raise ApiError(409, "CLUSTER_EXISTS", f"cluster {body.cluster_id} already has tasks",
                        {"tasks": [t.task_id for t in existing]})
     tasks = [Task(task_id=new_task_id(m.member_id), cluster_id=body.cluster_id, member_id=m.member_id,
-                  request={**m.model_dump(exclude={"member_id"}), "strategy": body.strategy,
+                  request={**m.model_dump(mode="json", exclude={"member_id"}), "strategy": body.strategy.value,
                            "preferred_hosts": body.preferred_hosts, "origin": body.origin},
-                  state="PENDING", message="waiting for an offer", disk_roots=[], kill_requested=False)
+                  state="PENDING", message="waiting for an offer", disk_roots=[], disks=[], launches=1,
+                  kill_requested=False)
              for m in body.members]
     fw.store.add(tasks)
     request.app.state.driver.reviveOffers()  # offers declined before (refuse_seconds) come back now
-    return [TaskOut.of(t) for t in tasks]
+    return [task_view(t) for t in tasks]
 
 
-@router.get("/clusters")
+@router.get("/clusters", responses=error_responses(401, 403, 422, 503))
 def unfinished_clusters(origin: str, request: Request, _: ServiceCaller) -> dict[str, int]:
     """Clusters launched by ``origin`` that still have tasks not terminal: cluster id → how many."""
     return framework(request).store.unfinished_clusters(origin)
 
 
-@router.get("/clusters/{cluster_id}/tasks")
-def cluster_tasks(cluster_id: str, request: Request, _: ServiceCaller) -> list[TaskOut]:
-    return [TaskOut.of(t) for t in framework(request).store.by_cluster(cluster_id)]
+@router.get("/clusters/{cluster_id}/tasks", responses=error_responses(401, 403, 422, 503))
+def cluster_tasks(request: Request, _: ServiceCaller, cluster_id: str = ClusterId) -> list[TaskView]:
+    """Every member task of the cluster (none: an empty list)."""
+    return [task_view(t) for t in framework(request).store.by_cluster(cluster_id)]
 
 
-@router.post("/clusters/{cluster_id}/kill", status_code=202)
-def kill_cluster(cluster_id: str, request: Request, _: ServiceCaller) -> list[TaskOut]:
+@router.post("/clusters/{cluster_id}/members/{member_id}/relaunch", status_code=202,
+             responses=error_responses(401, 403, 404, 409, 422, 503))
+def relaunch_member(body: RelaunchIn, request: Request, response: Response, _: ServiceCaller,
+                    cluster_id: str = ClusterId, member_id: str = MemberId) -> TaskView:
+    """Launch a member whose task ended again, as a new task on fresh disks with its lease. A repeat
+    (the member was relaunched since ``launches_seen``) changes nothing and answers 200."""
+    fw = framework(request)
+    task = fw.relaunch(request.app.state.driver, cluster_id, member_id, body.launches_seen, body.reason)
+    if task is None:
+        raise ApiError(404, "MEMBER_NOT_FOUND", f"cluster {cluster_id} has no member {member_id}")
+    if task.launches == body.launches_seen:  # not relaunched: its task has not ended
+        raise ApiError(409, "TASK_LIVE", f"member {member_id}'s task {task.task_id} is {task.state}; it has not ended",
+                       {"state": task.state})
+    if task.launches > body.launches_seen + 1 or task.state != "PENDING":
+        response.status_code = 200
+    return task_view(task)
+
+
+@router.post("/clusters/{cluster_id}/kill", status_code=202, responses=error_responses(401, 403, 404, 422, 503))
+def kill_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterId) -> list[TaskView]:
+    """Kill every task of the cluster (tasks not launched yet just end)."""
     fw = framework(request)
     if not fw.store.by_cluster(cluster_id):
         raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
     fw.kill_cluster(request.app.state.driver, cluster_id)
-    return [TaskOut.of(t) for t in fw.store.by_cluster(cluster_id)]
+    return [task_view(t) for t in fw.store.by_cluster(cluster_id)]

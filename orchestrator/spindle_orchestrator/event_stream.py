@@ -1,0 +1,102 @@
+"""Live timelines: a cluster's events as Server-Sent Events, sent as they are committed.
+
+One ``LISTEN spindle_events`` connection per process (started with the first stream) wakes the
+streams of the cluster a notification names; each stream then reads what is new from the table.
+Streams are async, so an open stream holds no thread while it waits."""
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from spindle_common.contracts import SETTLED_STATES, ClusterState
+from spindle_common.db import session_factory
+from spindle_common.notify import EVENTS, Listener
+from spindle_orchestrator import clusters
+from spindle_orchestrator.schemas import cluster_view, event_view
+
+# Seconds between SSE comments that keep idle proxies from closing the stream.
+KEEPALIVE_S = 15.0
+
+
+class EventHub:
+    def __init__(self, database_url: str):
+        self.database_url = database_url
+        self.sessions = session_factory(database_url)
+        self.lock = threading.Lock()
+        self.waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self.listener: Listener | None = None
+
+    def _deliver(self, _channel: str, cluster_id: str) -> None:
+        with self.lock:
+            waiters = list(self.waiters.get(cluster_id, ()))
+        for loop, changed in waiters:
+            loop.call_soon_threadsafe(changed.set)
+
+    def _wake_all(self) -> None:  # (re)connected: anything may have been missed
+        with self.lock:
+            waiters = [w for ws in self.waiters.values() for w in ws]
+        for loop, changed in waiters:
+            loop.call_soon_threadsafe(changed.set)
+
+    def _ensure_listening(self) -> None:
+        with self.lock:
+            if self.listener is None:
+                self.listener = Listener(self.database_url, (EVENTS,), self._deliver, self._wake_all,
+                                         name="event-listener").start()
+        self.listener.connected.wait(5)
+
+    def stop(self) -> None:
+        if self.listener is not None:
+            self.listener.stop()
+
+    @asynccontextmanager
+    async def subscribe(self, cluster_id: str) -> AsyncIterator[asyncio.Event]:
+        await run_in_threadpool(self._ensure_listening)
+        entry = (asyncio.get_running_loop(), asyncio.Event())
+        with self.lock:
+            self.waiters.setdefault(cluster_id, set()).add(entry)
+        try:
+            yield entry[1]
+        finally:
+            with self.lock:
+                self.waiters[cluster_id].discard(entry)
+                if not self.waiters[cluster_id]:
+                    del self.waiters[cluster_id]
+
+    def _read(self, cluster_id: str, after_seq: int) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """The cluster (None if gone) and its events after ``after_seq``; the state is read first,
+        so every event up to a settled state is in the same answer."""
+        with self.sessions() as session:
+            cluster = session.get(clusters.Cluster, cluster_id)
+            view = cluster_view(cluster).model_dump(mode="json") if cluster else None
+            events = [event_view(e).model_dump(mode="json") for e in clusters.events_after(session, cluster_id,
+                                                                                           after_seq)]
+        return view, events
+
+    async def stream(self, cluster_id: str, after_seq: int, follow: bool = False) -> AsyncIterator[str]:
+        """``event: event`` per new event (id = its seq); a final ``event: end`` with the settled
+        cluster — with ``follow``, only once it is DESTROYED (a page that stays open)."""
+        async with self.subscribe(cluster_id) as changed:
+            while True:
+                changed.clear()
+                cluster, events = await run_in_threadpool(self._read, cluster_id, after_seq)
+                for event in events:
+                    after_seq = event["seq"]
+                    yield sse("event", event, event["seq"])
+                ends = {ClusterState.DESTROYED} if follow else SETTLED_STATES
+                if cluster is None or ClusterState(cluster["state"]) in ends:
+                    yield sse("end", cluster)
+                    return
+                try:
+                    await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield ": keep-alive\n\n"
+
+
+def sse(event: str, data: Any, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data)}\n\n"
