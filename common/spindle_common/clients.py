@@ -112,14 +112,15 @@ class NetworkClient(ServiceClient):
     def release(self, owner: str) -> Any:
         return self.request("POST", "/allocations/release", json={"owner": owner})
 
-    def allocate_batch(self, pool: str, members: list[dict[str, Any]],
-                       dns_service: str | None = None) -> list[dict[str, Any]]:
+    def allocate_batch(self, pool: str, members: list[dict[str, Any]], dns_service: str | None = None,
+                       healthy: bool = False) -> list[dict[str, Any]]:
         """Floating IPs for many members in ONE call, all or none: ``members`` are ``{"owner",
         "dns_name"?, "health_tcp_port"?}``; with ``dns_service`` each named member is registered in
         Consul as ``<dns_name>.<dns_service>.service.<domain>``. Returns one lease per member, in
         order: owner, address, docker_network, dns_name (the full name, or None). A member that
-        already holds an IP in the pool gets the same one back."""
-        body: dict[str, Any] = {"pool": pool, "members": members}
+        already holds an IP in the pool gets the same one back. ``healthy``: the members were just
+        found healthy; their names resolve at once (Consul goes on checking)."""
+        body: dict[str, Any] = {"pool": pool, "members": members, **({"healthy": True} if healthy else {})}
         if dns_service is not None:
             body["dns_service"] = dns_service
         return self.request("POST", "/allocations/batch", json=body)["leases"]

@@ -133,7 +133,7 @@ def _hold_once(session: Session, pool_name: str, members: Sequence[Member], dns_
 
 
 def register_names(consul: ConsulClient, leases: Sequence[Lease], members: Sequence[Member],
-                   dns_service: str | None) -> None:
+                   dns_service: str | None, healthy: bool = False) -> None:
     """One Consul agent registration per named member; on the first failure, deregister the names
     this call added and raise a 503 DNS_REGISTRATION_FAILED (the caller rolls back the IPs)."""
     added: list[str] = []
@@ -143,6 +143,11 @@ def register_names(consul: ConsulClient, leases: Sequence[Lease], members: Seque
         # Every second: a launch waits for the first passing check before the member's name resolves.
         check = (consul.tcp_check(lease.address, member.health_tcp_port, interval="1s")
                  if member.health_tcp_port else None)
+        if check and healthy:  # Consul keeps checking every second from this state on
+            check["Status"] = "passing"
+            # Consul keeps an existing check's status when a service is registered again, so the
+            # name is registered anew (it did not resolve before: its check had not passed yet).
+            consul.deregister_service(dns_service_id(member.owner))
         try:
             consul.register_service(name=dns_service, service_id=dns_service_id(member.owner), address=lease.address,
                                     port=member.health_tcp_port or 0, check=check,
@@ -172,7 +177,7 @@ def deregister(consul: ConsulClient, owners: Sequence[str]) -> list[str]:
 
 
 def allocate_batch(session: Session, consul: ConsulClient, pool_name: str, members: Sequence[Member],
-                   dns_service: str | None) -> tuple[list[Lease], bool]:
+                   dns_service: str | None, healthy: bool = False) -> tuple[list[Lease], bool]:
     """Hold every member's IP, register their DNS names, commit; all or nothing.
 
     Returns (one lease per member in order, whether this call took any IP). A member that already
@@ -180,7 +185,7 @@ def allocate_batch(session: Session, consul: ConsulClient, pool_name: str, membe
     """
     leases = hold(session, pool_name, members, dns_service)
     try:
-        register_names(consul, leases, members, dns_service)
+        register_names(consul, leases, members, dns_service, healthy)
     except Exception:
         session.rollback()
         raise

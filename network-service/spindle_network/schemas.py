@@ -71,6 +71,9 @@ class BatchAllocationRequest(BaseModel):
     pool: str = Field(pattern=NAME)
     dns_service: str | None = Field(default=None, pattern=NAME, description="e.g. the cluster id")
     members: list[BatchMember] = Field(min_length=1, max_length=1000)
+    healthy: bool = Field(default=False, description=(
+        "the members' health checks have just passed (their executors checked them): register their "
+        "names with the Consul check passing at once instead of waiting for its first run"))
 
     @model_validator(mode="after")
     def _owners_once(self) -> "BatchAllocationRequest":

@@ -30,7 +30,7 @@ from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.models import Cluster, Member
 from spindle_orchestrator.reconcile import (
-    FOLLOWED, Action, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
+    FOLLOWED, Action, AnnounceHealthy, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
     ReleaseIps, StopJobs, Timeouts, Transition, reconcile,
 )
 from spindle_orchestrator.render import RenderError, plan_members, render_member
@@ -142,6 +142,13 @@ class Lifecycle:
                     removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
                     message += f", files of {removed} jobs removed" if removed else ""
                 self._move(session, cluster, state, message, code, deadline)
+            case AnnounceHealthy():
+                named = [m for m in cluster.members if m.dns_name]
+                if named and self.settings.network_pool:
+                    self.network.allocate_batch(self.settings.network_pool, [
+                        {"owner": m.member_id, "dns_name": f"{m.role}-{m.index}",
+                         "health_tcp_port": ((m.spec.get("container") or {}).get("health") or {}).get("tcp_port")}
+                        for m in named], dns_service=cluster.id, healthy=True)
             case Recheck(after_s=after_s):
                 self.recheck(cluster.id, after_s)
             case MarkCleanedUp():

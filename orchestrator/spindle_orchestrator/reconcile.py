@@ -128,6 +128,11 @@ class Transition(Action):
 
 
 @dataclass(frozen=True)
+class AnnounceHealthy(Action):
+    """Every member's health check just passed: let their DNS names resolve at once."""
+
+
+@dataclass(frozen=True)
 class Recheck(Action):
     """Look again after ``after_s`` seconds: what is awaited (Consul's first passing check) sends
     no notification of its own."""
@@ -243,6 +248,7 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
         return
     if running:
         plan.to(S.CONFIGURING, "all members healthy", plan.timeouts.configuring_s)
+        plan.actions.append(AnnounceHealthy("every member's executor found it healthy"))
     elif any(s != MemberState.PENDING for s in current.values()) and state != S.DEPLOYING:
         plan.to(S.DEPLOYING, "members placed, starting containers", plan.timeouts.deploying_s)
     elif expired and state == S.SCHEDULING:

@@ -80,7 +80,8 @@ TABLE = [
      Observed(tasks=tasks(task(state=M.PENDING))), [("to", "DESTROYING"), ("Kill",)]),
     # --- DEPLOYING ----------------------------------------------------------------------------------------
     ("deploying, all running: configuring", cluster(S.DEPLOYING, *RUNNING2[:1], member("m1", M.TASK_STARTING)),
-     Observed(tasks=tasks(task("m0"), task("m1"))), [("RecordMember", "m1"), ("to", "CONFIGURING")]),
+     Observed(tasks=tasks(task("m0"), task("m1"))),
+     [("RecordMember", "m1"), ("to", "CONFIGURING"), ("AnnounceHealthy",)]),
     ("deploying, still starting, deadline ahead: nothing",
      cluster(S.DEPLOYING, member(state=M.TASK_STARTING), deadline=LATER),
      Observed(tasks=tasks(task(state=M.TASK_STARTING))), []),
@@ -195,7 +196,7 @@ def test_every_cluster_state_is_covered_by_the_table():
 def test_deadlines_come_from_now_and_the_timeouts():
     [_, move] = reconcile(cluster(S.PENDING), Observed(), NOW, Timeouts(scheduling_s=30))
     assert move.deadline == NOW + timedelta(seconds=30)
-    [move] = reconcile(cluster(S.DEPLOYING, member()), Observed(tasks=tasks(task())), NOW,
+    [move, _] = reconcile(cluster(S.DEPLOYING, member()), Observed(tasks=tasks(task())), NOW,
                           Timeouts(configuring_s=7))
     assert (move.state, move.deadline) == (S.CONFIGURING, NOW + timedelta(seconds=7))
 

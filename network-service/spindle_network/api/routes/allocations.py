@@ -83,7 +83,8 @@ def allocate_batch(body: BatchAllocationRequest, session: SessionDep, consul: Co
     this call took are released before the error is answered. ``dns_name`` in a lease is the full name.
     """
     members = [batch.Member(m.owner, m.dns_name, m.health_tcp_port) for m in body.members]
-    leases, created = batch.allocate_batch(session, consul, body.pool, members, body.dns_service)
+    leases, created = batch.allocate_batch(session, consul, body.pool, members, body.dns_service,
+                                                   body.healthy)
     if not created:
         response.status_code = 200
     return BatchAllocationOut(leases=[MemberLease(owner=lease.owner, address=lease.address,
