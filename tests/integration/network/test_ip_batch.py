@@ -201,3 +201,25 @@ def test_network_client_batch_methods(live_url, fresh_database, consul_url, clus
         assert len(network.release_many([lease["owner"] for lease in leases + plain])) == 4
         assert network.release_many([]) == []
     assert held_ips(fresh_database) == {} and consul_services(consul_url, cluster) == {}
+
+
+def test_healthy_members_names_pass_at_once_and_consul_keeps_checking(api, fresh_database, consul_url, cluster):
+    """Registered while nothing listens, a member's TCP check is critical; asked again with
+    ``healthy`` (its executor just found it healthy) it is passing at once, no check run awaited."""
+    pool(api, "tbatch-healthy", "172.31.212.128/28")
+    body = {"pool": "tbatch-healthy", "dns_service": cluster,
+            "members": [{"owner": f"{cluster}-m0", "dns_name": "m0", "health_tcp_port": 8000}]}
+    assert api.post("/allocations/batch", json=body, headers=SERVICE).status_code == 201
+
+    def status() -> list[str]:
+        entries = httpx.get(f"{consul_url}/v1/health/service/{cluster}", timeout=10).json()
+        return [c["Status"] for e in entries for c in e["Checks"] if c["ServiceID"]]
+
+    assert status() == ["critical"]
+    again = api.post("/allocations/batch", json={**body, "healthy": True}, headers=SERVICE)
+    assert again.status_code == 200, again.text
+    assert status() == ["passing"]
+    [service] = consul_services(consul_url, cluster).values()
+    assert service["Address"] == again.json()["leases"][0]["address"]
+    assert api.post("/allocations/release", json={"owners": [f"{cluster}-m0"]}, headers=SERVICE).status_code == 200
+    assert consul_services(consul_url, cluster) == {}
