@@ -1,10 +1,19 @@
-# The one test command: installs and starts what the tests need (deploy/up), then runs them all.
-.PHONY: test unit up down
+# The one test command: installs and starts what the tests need (deploy/up), lints everything
+# (scripts/lint: ruff, mypy, shellcheck, clang-format, the web UI's eslint and tsc), then runs
+# every test.
+.PHONY: test unit up down lint
 
-test: up
+# Prerequisites are made in order (up, then lint: it needs the venv and node_modules up installs);
+# no parallel make here.
+.NOTPARALLEL:
+
+test: up lint
 	.venv/bin/pytest
 	engine/cpp/test.sh
-	cd web-ui && npm run lint && npm test && npm run e2e
+	cd web-ui && npm test && npm run e2e
+
+lint:
+	scripts/lint
 
 unit:
 	.venv/bin/pytest tests/unit

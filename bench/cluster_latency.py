@@ -17,11 +17,10 @@ import statistics
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import docker
-
 from results import machine, record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -34,7 +33,8 @@ TABLE_HEADER = ("| measured (UTC) | cluster | POST → RUNNING, median (runs) | 
                 "|---|---|---|---|---|---|---|---|\n")
 PRODUCTS = {
     "static-web 1.0, 3 members × 1 disk": ("static-web", "1.0", {"roles": {"server": {"count": 3}}}),
-    "spark 3.5, 1 master + 2 workers × 2 disks": ("spark", "3.5", {"roles": {"worker": {"count": 2, "disks": {"hdd": 2}}}}),
+    "spark 3.5, 1 master + 2 workers × 2 disks": ("spark", "3.5",
+                                                  {"roles": {"worker": {"count": 2, "disks": {"hdd": 2}}}}),
 }
 
 
@@ -118,7 +118,7 @@ def main() -> None:
             command = ".venv/bin/python bench/cluster_latency.py" + (f" --runs {args.runs}" if args.runs != 5 else "")
             ratio = f"{launch / baseline:.1f}×" if baseline else "–"
             record(HEADING, TABLE_HEADER,
-                   f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | {name} | **{launch:.1f} s** "
+                   f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {name} | **{launch:.1f} s** "
                    f"({' · '.join(f'{r[0]:.1f}' for r in runs)}) | **{delete:.1f} s** | "
                    f"{f'{baseline:.2f} s' if baseline else 'n/a'} | {ratio} | {machine()} | `{command}` |")
 

@@ -17,11 +17,10 @@ import os
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import docker
-
 from results import machine, record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,8 +83,8 @@ def run_job(client, cluster, main, args, on_line=None):
 
 
 def timings(lines):
-    times = {l.split()[1]: float(l.split()[2]) for l in lines if l.startswith("TIME ")}
-    checks = {l.split()[1]: l.split(None, 2)[2] for l in lines if l.startswith("CHECK ")}
+    times = {line.split()[1]: float(line.split()[2]) for line in lines if line.startswith("TIME ")}
+    checks = {line.split()[1]: line.split(None, 2)[2] for line in lines if line.startswith("CHECK ")}
     return times, checks
 
 
@@ -101,7 +100,7 @@ def kmeans_with_a_kill(client, cluster):
             killed.append(time.monotonic())
 
     lines = run_job(client, cluster, KMEANS_JOB, KMEANS_FAULT_ARGS, on_line)
-    result = json.loads(next(l for l in lines if l.startswith("RESULT "))[7:])
+    result = json.loads(next(line for line in lines if line.startswith("RESULT "))[7:])
     return result["times"], result["metrics"]
 
 
@@ -137,7 +136,7 @@ def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, faul
     print(json.dumps(result, indent=1))
     if no_record:
         return
-    when = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}"
+    when = f"{datetime.now(UTC):%Y-%m-%d %H:%M}"
     for w in engine:
         record(HEADING, "| measured (UTC) | workload | Spindle engine | Spark 3.5 | Spark ÷ engine | "
                         "engine, affinity on | same answer | machine | command |\n"

@@ -13,9 +13,10 @@ import os
 import platform
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from results import cpu_model, record
+
 from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, PlacementRequest, place
 from spindle_scheduler.placement.state import NodeState
 
@@ -60,9 +61,10 @@ def main() -> None:
     print(json.dumps(result))
     if not args.no_record:
         default = (args.nodes, args.clusters, args.runs) == (1000, 1000, 3)
-        command = ".venv/bin/python bench/placement.py" + ("" if default else
-                                                          f" --nodes {args.nodes} --clusters {args.clusters} --runs {args.runs}")
-        record(HEADING, TABLE_HEADER, f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | **{result['decisions_per_s_median']:,}** | "
+        command = ".venv/bin/python bench/placement.py" + (
+            "" if default else f" --nodes {args.nodes} --clusters {args.clusters} --runs {args.runs}")
+        record(HEADING, TABLE_HEADER,
+               f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | **{result['decisions_per_s_median']:,}** | "
                f"{' · '.join(f'{r:,}' for r in result['runs'])} | {result['placed']:,} of {result['members']:,} | "
                f"{result['nproc']} | {result['cpu']} | {result['python']} | `{command}` |")
 

@@ -55,7 +55,7 @@ def closest(centroids):
         best, best_d = 0, float("inf")
         for j, c in enumerate(centroids):
             dist = 0.0
-            for a, b in zip(p, c):
+            for a, b in zip(p, c, strict=False):
                 dist += (a - b) * (a - b)
             if dist < best_d:
                 best, best_d = j, dist
@@ -64,7 +64,7 @@ def closest(centroids):
 
 
 def add_points(a, b):
-    return ([x + y for x, y in zip(a[0], b[0])], a[1] + b[1])
+    return ([x + y for x, y in zip(a[0], b[0], strict=False)], a[1] + b[1])
 
 
 def sort_line(i):

@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -58,6 +58,7 @@ class SpindleEngine:
     def __init__(self, cores: int, props: dict[str, str]):
         import cloudpickle
         import workloads
+
         from spindle_engine import Cluster, Engine, Properties, Worker
         cloudpickle.register_pickle_by_value(workloads)  # instances travel with their class's code
         self._engine = Engine.start()
@@ -235,7 +236,7 @@ def wordcount(engine, args):
     seed's Figure 5: a Python tokenizer handing its pairs to a C++ worker (importData) whose
     reducer adds the counts."""
     from gen_text import generate
-    from workloads import WordSplit, WordJoin
+    from workloads import WordJoin, WordSplit
     spindle, ref, call = functions(engine)
     path = generate(str(Path(args.data_dir) / f"words-{args.words_mb}.txt"), args.words_mb)
     started = time.perf_counter()
@@ -307,7 +308,7 @@ def main() -> None:
     print(f"first result of a trivial job: {seconds:.2f}s after Engine.start()", flush=True)
     if not (args.no_record or args.small or args.only):
         record(HEADING, TABLE_HEADER,
-               f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | first result of a trivial job after `Engine.start()` "
+               f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | first result of a trivial job after `Engine.start()` "
                f"| Spindle engine (Python) | – | **{seconds:.2f}** | – | – | {machine()} | "
                "`.venv/bin/python bench/engine/compare.py` |")
     for name, workload in WORKLOADS.items():
@@ -329,8 +330,9 @@ def main() -> None:
                 continue
             command = ".venv/bin/python bench/engine/compare.py" + (f" --cores {args.cores}" if args.cores != 2 else "")
             record(HEADING, TABLE_HEADER,
-                   f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | {describe(name, args)} | {engine_name} | "
-                   f"{load_s:.1f} | **{job_s:.1f}** | **{spark_job / job_s:.2f}×** | {same} | {machine()} | `{command}` |")
+                   f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {describe(name, args)} | {engine_name} | "
+                   f"{load_s:.1f} | **{job_s:.1f}** | **{spark_job / job_s:.2f}×** | {same} | {machine()} | "
+                   f"`{command}` |")
 
 
 def _same(result, reference) -> str:

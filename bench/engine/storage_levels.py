@@ -12,7 +12,7 @@ import argparse
 import random
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -74,7 +74,7 @@ def main():
                 print(f"{name}: {level}: {held / 1e6:.1f} MB held, read {read:.3f} s, {ratio:.1f}×")
                 if not args.no_record:
                     record(HEADING, TABLE,
-                           f"| {datetime.now(timezone.utc):%Y-%m-%d %H:%M} | {name} | {level} | "
+                           f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {name} | {level} | "
                            f"{held / 1e6:.1f} MB | {read:.3f} s | **{ratio:.1f}×** | {machine()} | "
                            "`.venv/bin/python bench/engine/storage_levels.py` |")
 

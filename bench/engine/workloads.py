@@ -1,6 +1,7 @@
-"""User functions of the engine benchmarks (word count, K-Means, Minebench, sort), written once and used by both engines: the Spindle
-engine loads these classes by reference ("workloads.py:Class"); PySpark calls the same methods
-through lambdas. Records are plain Python values (bytes for vectors), as each engine moves them.
+"""User functions of the engine benchmarks (word count, K-Means, Minebench, sort), written once and
+used by both engines: the Spindle engine loads these classes by reference ("workloads.py:Class");
+PySpark calls the same methods through lambdas. Records are plain Python values (bytes for
+vectors), as each engine moves them.
 
 K-Means: points are 500 float64s packed in bytes (like NUS-WIDE's 270,000 × 500 features); each
 partition assigns its points to the nearest centroid with numpy and emits per-cluster sums.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared shell helpers for deploy/*: paths, logging, process bookkeeping.
 # Everything Spindle starts is recorded under $SPINDLE_STATE_DIR so `down` stops only that.
 set -euo pipefail
@@ -45,7 +46,7 @@ stop_daemon() {
   if pid_alive "$name"; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
     log "stopped $name (pid $pid)"
   fi
   rm -f "$f" "$SPINDLE_RUN_DIR/$name.start"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Consul: built from its Go module (deploy/consul), run as a single-server agent on loopback.
 
 CONSUL_BIN="$SPINDLE_BIN_DIR/consul"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Development disks: on a machine without spare disks, sparse files attached as direct-I/O loop
 # devices, formatted XFS with the label spdl-N, mounted at $SPINDLE_DISK_ROOT/diskN and registered
 # in disk-service as the local node's disks. Everything is found again by its file under

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Docker Engine: use the one that runs, or start Debian's dockerd (no systemd on these machines).
 
 docker_ok() { docker info >/dev/null 2>&1; }

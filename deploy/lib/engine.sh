@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Spindle engine (engine/): Thrift code generated from engine/rpc/*.thrift into the package,
 # the package installed into the venv, and the C++ executor and examples built (engine/build.sh).
 build_engine() {

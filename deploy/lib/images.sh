@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Local images: no registry is reachable, so the base image is debootstrap + `docker import`.
 # Product images are `docker build`s on top of it. Extra CA certificates (for pip/Maven inside
 # builds behind a TLS-inspecting proxy) come from $SPINDLE_EXTRA_CA_DIR and are never committed.

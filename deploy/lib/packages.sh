@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # Debian packages the platform needs; installed only when missing (no network when all present).
 APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl
-              thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium)
+              thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium
+              shellcheck clang-format) # the last two: `make lint` (scripts/lint)
 
 install_apt_packages() {
   local missing=()

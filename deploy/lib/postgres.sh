@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # PostgreSQL (Debian package): start the cluster if needed, create Spindle's role and database.
 
 PG_VERSION="${PG_VERSION:-15}"

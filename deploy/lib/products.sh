@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Product images: one `docker build` per catalog/<product>/<version>/Dockerfile, on top of the base
 # image. The build context is the Dockerfile's directory, or the directory named (relative to it)
 # in a `build-context` file next to it (the engine image builds from engine/). Idempotent: a

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Spindle's own services: migrations, start, stop. Ports are fixed for single-machine mode.
 
 declare -A SERVICE_PORTS=([api-server]=8080 [orchestrator]=8081 [scheduler]=8082 [disk-service]=8083 [network-service]=8084)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Web UI build: web-ui/ (React + Vite) -> web-ui/dist, which api-server serves under /ui.
 
 WEB_UI_DIR="$SPINDLE_ROOT/web-ui"

@@ -15,6 +15,7 @@ command -v make >/dev/null 2>&1 || missing="$missing make"
 [ -f /usr/include/openssl/sha.h ] || missing="$missing libssl-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 if [ -n "$missing" ]; then
+  # shellcheck disable=SC2086 # $missing is a list of Debian package names, split into arguments on purpose
   apt-get install -y $missing || { apt-get update && apt-get install -y $missing; }
 fi
 

@@ -7,8 +7,13 @@
 set -eu
 CPP="$(cd "$(dirname "$0")" && pwd)"
 "$CPP/build.sh"
-# Fixtures written by the Python side, if any (engine/tests/fixtures/*.bin), plus arguments.
-set -- $(ls "$CPP"/../tests/fixtures/*.bin 2>/dev/null || true) "$@"
+# Fixtures written by the Python side, if any (engine/tests/fixtures/*.bin), plus arguments:
+# the fixtures are appended, then the original arguments moved behind them.
+nargs=$#
+for fixture in "$CPP"/../tests/fixtures/*.bin; do
+  if [ -e "$fixture" ]; then set -- "$@" "$fixture"; fi
+done
+while [ "$nargs" -gt 0 ]; do set -- "$@" "$1"; shift; nargs=$((nargs - 1)); done
 "$CPP/build/test-codec" "$@"
 timeout 300 "$CPP/build/test-executor" "$CPP/build" 2>"$CPP/build/test-executor.log" || {
   status=$?

@@ -94,10 +94,10 @@ def _same(a, b):
     if type(a) is not type(b):
         return False
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, dict):
         return len(a) == len(b) and all(_same(ka, kb) and _same(a[ka], b[kb])
-                                        for ka, kb in zip(a, b))
+                                        for ka, kb in zip(a, b, strict=False))
     return a == b
 
 
@@ -223,7 +223,7 @@ def test_encode_records_is_encode_into_per_record():
     out = bytearray(b"x")
     assert codec.encode_records(out, iter(values)) == 500
     assert bytes(out) == b"x" + b"".join(_py(v) for v in values)
-    big = [("word%d" % i, i) for i in range(100_000)]  # > 1 MiB: flushed on the way
+    big = [(f"word{i}", i) for i in range(100_000)]  # > 1 MiB: flushed on the way
     out = bytearray()
     assert codec.encode_records(out, big) == len(big)
     assert bytes(out) == b"".join(_py(v) for v in big)
@@ -334,7 +334,7 @@ def test_iter_buffer_of_corrupt_records_is_bad_data(monkeypatch, data, pure):
 def test_iter_buffer_truncated_file_and_bad_headers(monkeypatch, tmp_path, pure):
     if pure:
         monkeypatch.setattr(codec, "decode_all", codec._py_decode_all)
-    records = [("w%d" % i, i) for i in range(10_000)] + ["é" * 5, None]
+    records = [(f"w{i}", i) for i in range(10_000)] + ["é" * 5, None]
     path = tmp_path / "p.bin"
     codec.write_partition(path, records)
     assert codec.read_file(path) == records
@@ -377,7 +377,7 @@ def test_deep_nesting_is_refused_not_a_crash():
 
 def _bench(n):
     from spindle_engine import _codec
-    records = [("w%d" % (i % 50_000), i) for i in range(n)]
+    records = [(f"w{i % 50_000}", i) for i in range(n)]
 
     def best(fn):
         times = []

@@ -20,7 +20,7 @@ async def _events(queue: asyncio.Queue, on_close) -> Any:
         while True:
             try:
                 event = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 event = {"type": "HEARTBEAT"}
             if event is None:
                 return
@@ -63,8 +63,8 @@ def build_app(master: Master) -> FastAPI:
             framework = master.subscribe(call)
             return StreamingResponse(_events(framework.events, lambda: master.disconnected(framework)),
                                      media_type="application/json", headers={"Mesos-Stream-Id": framework.stream_id})
-        framework = master.frameworks.get((call.get("framework_id") or {}).get("value", ""))
-        if framework is None or request.headers.get("mesos-stream-id") != framework.stream_id:
+        caller = master.frameworks.get((call.get("framework_id") or {}).get("value", ""))
+        if caller is None or request.headers.get("mesos-stream-id") != caller.stream_id:
             return _bad("unknown framework or wrong Mesos-Stream-Id")
         error = master.handle_call(call)
         return _bad(error) if error else Response(status_code=202)

@@ -29,7 +29,8 @@ def resource_loader(source: str, token: str):
         if not source:
             loaded = []
         elif source.startswith("http"):
-            headers = {"Authorization": f"Bearer {token}", "X-Spindle-Actor": "mesos-agent", "X-Spindle-Role": "service"}
+            headers = {"Authorization": f"Bearer {token}", "X-Spindle-Actor": "mesos-agent",
+                       "X-Spindle-Role": "service"}
             loaded = httpx.get(source, headers=headers, timeout=5).raise_for_status().json()
         else:
             with open(source) as f:
@@ -49,8 +50,10 @@ def run() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     port = int(os.environ.get("SPINDLE_MESOS_PORT", "5050"))
     work_dir = os.environ.get("SPINDLE_MESOS_WORK_DIR", "/var/lib/spindle/mesos")
+    resources = resource_loader(os.environ.get("SPINDLE_MESOS_RESOURCES", ""),
+                                os.environ.get("SPINDLE_INTERNAL_TOKEN", ""))
     master = Master(f"127.0.0.1:{port}", os.environ.get("SPINDLE_NODE_NAME") or socket.gethostname(), work_dir,
-                    resource_loader(os.environ.get("SPINDLE_MESOS_RESOURCES", ""), os.environ.get("SPINDLE_INTERNAL_TOKEN", "")))
+                    resources)
     uvicorn.run(build_app(master), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2,
                 # pymesos keeps one connection for all its calls, as Mesos allows: do not drop it when idle.
                 timeout_keep_alive=24 * 3600)

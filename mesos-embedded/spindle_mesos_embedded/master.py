@@ -95,7 +95,8 @@ class Master:
         if offer is None or offer["id"]["value"] not in offer_ids:
             for op in accept.get("operations", []):  # like Mesos: launches on a stale offer are dropped
                 for info in op.get("launch", {}).get("task_infos", []):
-                    task = Task(info, framework.framework_id, info.get("executor", {}).get("executor_id", {}).get("value", ""))
+                    executor_id = info.get("executor", {}).get("executor_id", {}).get("value", "")
+                    task = Task(info, framework.framework_id, executor_id)
                     self._send_update(framework, task, status_update(task, "TASK_DROPPED", "offer no longer valid",
                                                                      "REASON_INVALID_OFFERS", "SOURCE_MASTER"))
             return None
@@ -176,7 +177,8 @@ class Master:
         for task_id in ids:
             task = self.tasks.get(task_id)
             if task is None or task.framework_id != framework.framework_id:
-                task = Task({"task_id": {"value": task_id}, "agent_id": {"value": self.agent_id}}, framework.framework_id, "")
+                task = Task({"task_id": {"value": task_id}, "agent_id": {"value": self.agent_id}},
+                            framework.framework_id, "")
                 state = "TASK_LOST"
             else:
                 state = task.state
@@ -193,7 +195,8 @@ class Master:
     # --- offers -----------------------------------------------------------------------------
     def used(self) -> list[dict]:
         live = [r for t in self.tasks.values() if t.state not in TERMINAL for r in t.resources]
-        return live + [r for e in self.executors.values() if e.process and e.process.returncode is None for r in e.resources]
+        return live + [r for e in self.executors.values() if e.process and e.process.returncode is None
+                       for r in e.resources]
 
     def make_offers(self) -> None:
         """One allocation round: every connected, unsuppressed, unfiltered framework without an
@@ -325,15 +328,18 @@ class Master:
 
     # --- operator API -------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        tasks = [{"name": t.info.get("name", ""), "task_id": t.info["task_id"], "framework_id": {"value": t.framework_id},
-                  "executor_id": {"value": t.executor_id}, "agent_id": {"value": self.agent_id}, "state": t.state,
+        tasks = [{"name": t.info.get("name", ""), "task_id": t.info["task_id"],
+                  "framework_id": {"value": t.framework_id}, "executor_id": {"value": t.executor_id},
+                  "agent_id": {"value": self.agent_id}, "state": t.state,
                   "resources": t.resources, "statuses": [t.status] if t.status else []} for t in self.tasks.values()]
         return {
             "get_tasks": {"tasks": [t for t in tasks if t["state"] not in TERMINAL],
                           "completed_tasks": [t for t in tasks if t["state"] in TERMINAL]},
             "get_executors": {"executors": [{"executor_info": e.info, "agent_id": {"value": self.agent_id}}
-                                            for e in self.executors.values() if e.process and e.process.returncode is None]},
-            "get_frameworks": {"frameworks": [{"framework_info": f.info, "active": f.connected, "connected": f.connected}
+                                            for e in self.executors.values()
+                                            if e.process and e.process.returncode is None]},
+            "get_frameworks": {"frameworks": [{"framework_info": f.info, "active": f.connected,
+                                               "connected": f.connected}
                                               for f in self.frameworks.values()]},
             "get_agents": {"agents": [self.agent_info()]},
         }

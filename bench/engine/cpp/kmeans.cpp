@@ -50,7 +50,10 @@ class KMeansAssign : public IPartitionFunction<Bytes, std::pair<int64_t, Partial
         }
         const double d[4] = {d0, d1, d2, d3};
         for (size_t j = 0; j < 4 && c + j < k; ++j)
-          if (d[j] < best_d) { best_d = d[j]; best = c + j; }
+          if (d[j] < best_d) {
+            best_d = d[j];
+            best = c + j;
+          }
       }
       for (size_t i = 0; i < kDims; ++i) sums[best][i] += x[i];
       ++counts[best];

@@ -16,7 +16,8 @@ std::shared_ptr<const CachedPartition> CachedPartition::objects(Partition&& reco
   return p;
 }
 
-std::shared_ptr<const CachedPartition> CachedPartition::raw(std::string&& encoded, uint64_t count, int level) {
+std::shared_ptr<const CachedPartition> CachedPartition::raw(std::string&& encoded, uint64_t count,
+                                                            int level) {
   if (level < 0 || level > 9) throw badData("compression level " + std::to_string(level) + " is not 0..9");
   auto p = std::make_shared<CachedPartition>();
   p->raw_ = true;
@@ -53,7 +54,8 @@ void CachedPartition::forEach(const std::function<bool(Value&&)>& push) const {
     int rc = uncompress(reinterpret_cast<Bytef*>(&plain[0]), &n,
                         reinterpret_cast<const Bytef*>(bytes_.data()), uLong(bytes_.size()));
     if (rc != Z_OK || n != encodedSize_)
-      throw TaskFailure("INTERNAL", "zlib uncompress of a cached partition failed (" + std::to_string(rc) + ")");
+      throw TaskFailure("INTERNAL",
+                        "zlib uncompress of a cached partition failed (" + std::to_string(rc) + ")");
     data = &plain;
   }
   const char* p = data->data();

@@ -15,8 +15,18 @@ namespace spindle {
 
 namespace {
 
-enum Tag : uint8_t { NONE = 0, FALSE = 1, TRUE = 2, I64 = 3, F64 = 4, STR = 5, BYTES = 6,
-                     PAIR = 7, LIST = 8, MAP = 9 };
+enum Tag : uint8_t {
+  NONE = 0,
+  FALSE = 1,
+  TRUE = 2,
+  I64 = 3,
+  F64 = 4,
+  STR = 5,
+  BYTES = 6,
+  PAIR = 7,
+  LIST = 8,
+  MAP = 9
+};
 
 void putU32(std::string& out, uint32_t x) {
   char b[4];
@@ -173,7 +183,10 @@ void skipValue(const char*& p, const char* end) {
     case FALSE:
     case TRUE: return;
     case I64:
-    case F64: need(p, end, 8); p += 8; return;
+    case F64:
+      need(p, end, 8);
+      p += 8;
+      return;
     case STR:
     case BYTES: {
       uint32_t n = getU32(p, end);
@@ -181,7 +194,10 @@ void skipValue(const char*& p, const char* end) {
       p += n;
       return;
     }
-    case PAIR: skipValue(p, end); skipValue(p, end); return;
+    case PAIR:
+      skipValue(p, end);
+      skipValue(p, end);
+      return;
     case LIST: {
       uint32_t n = getU32(p, end);
       for (uint32_t i = 0; i < n; i++) skipValue(p, end);
@@ -260,8 +276,8 @@ PartitionReader::PartitionReader(const std::string& path) : path_(path) {
   madvise(map_, size_, MADV_SEQUENTIAL);
   const char* base = static_cast<const char*>(map_);
   if (std::memcmp(base, kMagic, 4) != 0) throw badData("not a partition file (bad magic): " + path);
-  if (base[4] != 1) throw badData("unsupported partition file version " +
-                                  std::to_string(int(base[4])) + ": " + path);
+  if (base[4] != 1)
+    throw badData("unsupported partition file version " + std::to_string(int(base[4])) + ": " + path);
   std::memcpy(&count_, base + 8, 8);
   flags_ = uint8_t(base[5]);
   p_ = base + 16;

@@ -16,8 +16,7 @@ struct TaskFailure : std::runtime_error {
 };
 
 /** A file of another host could not be fetched (engine/rpc/FETCH.md). */
-inline TaskFailure fetchFailed(const std::string& url, const std::string& host,
-                               const std::string& reason) {
+inline TaskFailure fetchFailed(const std::string& url, const std::string& host, const std::string& reason) {
   TaskFailure f("FETCH_FAILED", "cannot fetch " + url + ": " + reason);
   f.host = host;
   return f;

@@ -145,8 +145,8 @@ bool Fetcher::isLocal(const std::string& pathOrUrl, std::string& local) const {
 std::string Fetcher::fetch(const std::string& url, int64_t offset, int64_t length, const std::string& tag) {
   FileUrl u;
   if (!parseFileUrl(url, u)) throw fetchFailed(url, "", "not a tcp:// URL");
-  std::string dest = dir + "/" + tag + "-cpp" + std::to_string(id) + "-" + std::to_string(getpid()) +
-                     "-" + std::to_string(n_++) + "-" + baseName(u.path);
+  std::string dest = dir + "/" + tag + "-cpp" + std::to_string(id) + "-" + std::to_string(getpid()) + "-" +
+                     std::to_string(n_++) + "-" + baseName(u.path);
   Connection c(url, u.host);
   c.sendAll("GET " + std::to_string(offset) + " " + std::to_string(length) + " " + u.path + "\n");
   int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

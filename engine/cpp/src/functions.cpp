@@ -29,8 +29,8 @@ void* openLibrary(const std::string& pathOrUrl, const std::string& ref, Fetcher&
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* err = dlerror();
-    throw TaskFailure("FUNCTION_NOT_FOUND", std::string("cannot load ") + path + ": " +
-                      (err ? err : "dlopen failed"), ref);
+    throw TaskFailure("FUNCTION_NOT_FOUND",
+                      std::string("cannot load ") + path + ": " + (err ? err : "dlopen failed"), ref);
   }
   g_libs[path] = h;
   return h;
@@ -56,25 +56,27 @@ LoadedFunction::~LoadedFunction() {
 LoadedFunction* FunctionCache::load(const rpc::Function& fn, unsigned accepted, const char* use) {
   const std::string& ref = fn.ref;
   if (fn.__isset.pickled)
-    throw TaskFailure("FUNCTION_NOT_FOUND",
-                      "a pickled Python function cannot run on a C++ executor: " + ref, ref);
+    throw TaskFailure("FUNCTION_NOT_FOUND", "a pickled Python function cannot run on a C++ executor: " + ref,
+                      ref);
   auto it = cache_.find(ref);
   if (it == cache_.end()) {
     size_t colon = ref.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == ref.size())
-      throw TaskFailure("FUNCTION_NOT_FOUND",
-                        "bad C++ function reference (want /path/lib.so:symbol): " + ref, ref);
+      throw TaskFailure("FUNCTION_NOT_FOUND", "bad C++ function reference (want /path/lib.so:symbol): " + ref,
+                        ref);
     std::string path = ref.substr(0, colon), symbol = ref.substr(colon + 1);
     void* h = openLibrary(path, ref, fetcher_);
     void* sym = dlsym(h, symbol.c_str());
     if (!sym) sym = dlsym(h, ("spindle_export_" + symbol).c_str());
     if (!sym)
-      throw TaskFailure("FUNCTION_NOT_FOUND", "no symbol " + symbol + " (nor spindle_export_" +
-                        symbol + ") in " + path, ref);
+      throw TaskFailure("FUNCTION_NOT_FOUND",
+                        "no symbol " + symbol + " (nor spindle_export_" + symbol + ") in " + path, ref);
     auto* exp = static_cast<const abi::Export*>(sym);
     if (exp->abi != abi::kVersion || exp->value_size != sizeof(Value))
-      throw TaskFailure("FUNCTION_NOT_FOUND", "symbol " + symbol + " in " + path +
-                        " was built against another Spindle API version (rebuild it)", ref);
+      throw TaskFailure("FUNCTION_NOT_FOUND",
+                        "symbol " + symbol + " in " + path +
+                            " was built against another Spindle API version (rebuild it)",
+                        ref);
     auto lf = std::make_unique<LoadedFunction>();
     lf->ref = ref;
     lf->exp = exp;
@@ -87,8 +89,8 @@ LoadedFunction* FunctionCache::load(const rpc::Function& fn, unsigned accepted, 
   }
   LoadedFunction* lf = it->second.get();
   if (!(accepted & bit(lf->kind())))
-    throw TaskFailure("FUNCTION_NOT_FOUND", ref + " is an " + kindName(lf->kind()) +
-                      ", which cannot be used for " + use, ref);
+    throw TaskFailure("FUNCTION_NOT_FOUND",
+                      ref + " is an " + kindName(lf->kind()) + ", which cannot be used for " + use, ref);
   return lf;
 }
 

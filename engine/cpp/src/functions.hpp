@@ -21,7 +21,9 @@ struct LoadedFunction {
   ~LoadedFunction();
   abi::Kind kind() const { return abi::Kind(exp->kind); }
   template <class T>
-  T* as() const { return static_cast<T*>(obj); }
+  T* as() const {
+    return static_cast<T*>(obj);
+  }
 };
 
 const char* kindName(abi::Kind k);

@@ -26,16 +26,16 @@ void ExecutorHandler::run(rpc::TaskResult& result, const rpc::Task& task) {
     err.__set_function_(fn);
     err.__set_partition(task.partition);
     if (!host.empty()) err.__set_host(host);
-    std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition
-              << ": " << kind << (fn.empty() ? "" : " in " + fn) << ": " << msg << std::endl;
+    std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition << ": "
+              << kind << (fn.empty() ? "" : " in " + fn) << ": " << msg << std::endl;
     throw err;
   };
   auto t0 = std::chrono::steady_clock::now();
   try {
     result = runTask(task, env);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition
-              << ": " << result.records << " records in " << int64_t(ms) << " ms" << std::endl;
+    std::cerr << "cpp executor " << ex_.id << ": " << task.stage << " partition " << task.partition << ": "
+              << result.records << " records in " << int64_t(ms) << " ms" << std::endl;
   } catch (const TaskFailure& e) {
     fail(e.kind, e.what(), e.function, e.host);
   } catch (const BadValue& e) {

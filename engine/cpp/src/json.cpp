@@ -38,14 +38,22 @@ void appendBase64(const std::string& s, std::string& out) {
   auto b = [&](size_t k) { return uint32_t(uint8_t(s[k])); };
   for (; i + 3 <= n; i += 3) {
     uint32_t x = b(i) << 16 | b(i + 1) << 8 | b(i + 2);
-    out += A[x >> 18 & 63]; out += A[x >> 12 & 63]; out += A[x >> 6 & 63]; out += A[x & 63];
+    out += A[x >> 18 & 63];
+    out += A[x >> 12 & 63];
+    out += A[x >> 6 & 63];
+    out += A[x & 63];
   }
   if (n - i == 1) {
     uint32_t x = b(i) << 16;
-    out += A[x >> 18 & 63]; out += A[x >> 12 & 63]; out += "==";
+    out += A[x >> 18 & 63];
+    out += A[x >> 12 & 63];
+    out += "==";
   } else if (n - i == 2) {
     uint32_t x = b(i) << 16 | b(i + 1) << 8;
-    out += A[x >> 18 & 63]; out += A[x >> 12 & 63]; out += A[x >> 6 & 63]; out += '=';
+    out += A[x >> 18 & 63];
+    out += A[x >> 12 & 63];
+    out += A[x >> 6 & 63];
+    out += '=';
   }
 }
 

@@ -98,8 +98,8 @@ void pinThread(const ExecutorState& ex, uint64_t conn) {
     rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   }
   if (rc != 0)
-    std::cerr << "cpp executor " << ex.id << ": cannot pin connection " << conn << " to cpu " << cpu
-              << ": " << std::strerror(rc) << std::endl;
+    std::cerr << "cpp executor " << ex.id << ": cannot pin connection " << conn << " to cpu " << cpu << ": "
+              << std::strerror(rc) << std::endl;
 }
 
 /** The backend holds our stdin; EOF means it is gone, so we go too. */
@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
   try {
     server.listen();
   } catch (const std::exception& e) {
-    std::cerr << "cpp executor " << ex.id << ": cannot listen on " << ex.bind << ":" << port << ": " << e.what()
-              << std::endl;
+    std::cerr << "cpp executor " << ex.id << ": cannot listen on " << ex.bind << ":" << port << ": "
+              << e.what() << std::endl;
     return 1;
   }
   std::printf("READY %d\n", port);

@@ -115,8 +115,7 @@ class MapPartitionsStage : public OpStage {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Stage>> buildOps(const std::vector<rpc::Op>& ops, TaskEnv& env,
-                                             Stage* next) {
+std::vector<std::unique_ptr<Stage>> buildOps(const std::vector<rpc::Op>& ops, TaskEnv& env, Stage* next) {
   std::vector<std::unique_ptr<Stage>> stages;
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const rpc::Op& op = *it;
@@ -133,9 +132,7 @@ std::vector<std::unique_ptr<Stage>> buildOps(const std::vector<rpc::Op>& ops, Ta
       case rpc::OpKind::FILTER:
         s.reset(new FilterStage(next, fn(bit(abi::PREDICATE) | bit(abi::UNARY), "filter"), env.ctx));
         break;
-      case rpc::OpKind::KEY_BY:
-        s.reset(new KeyByStage(next, fn(bit(abi::UNARY), "keyBy"), env.ctx));
-        break;
+      case rpc::OpKind::KEY_BY: s.reset(new KeyByStage(next, fn(bit(abi::UNARY), "keyBy"), env.ctx)); break;
       case rpc::OpKind::KEYS: s.reset(new PairPartStage(next, true, env.ctx)); break;
       case rpc::OpKind::VALUES: s.reset(new PairPartStage(next, false, env.ctx)); break;
       case rpc::OpKind::MAP_PARTITIONS:

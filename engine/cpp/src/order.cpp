@@ -143,10 +143,8 @@ void sortByKind(std::vector<SortEntry>& e, T kind) {
       int c = x.compare(y);
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
     });
-  else if (kind == T::Int)
-    sortEntries<Ascending>(e, [](const Value&, const Value&) { return 0; });
-  else
-    sortEntries<Ascending>(e, [](const Value& a, const Value& b) { return compareValues(a, b); });
+  else if (kind == T::Int) sortEntries<Ascending>(e, [](const Value&, const Value&) { return 0; });
+  else sortEntries<Ascending>(e, [](const Value& a, const Value& b) { return compareValues(a, b); });
 }
 
 }  // namespace

@@ -18,8 +18,7 @@ class BucketFiles {
   BucketFiles(const rpc::Sink& s, TaskEnv& env) : prefix_(env.ex.work.output(s.path_prefix)), env_(env) {}
 
   /** Writes each non-empty bucket as one run and clears it. */
-  void write(std::vector<std::string>& bufs, std::vector<uint64_t>& counts, bool final,
-             uint8_t flags = 0) {
+  void write(std::vector<std::string>& bufs, std::vector<uint64_t>& counts, bool final, uint8_t flags = 0) {
     for (size_t b = 0; b < bufs.size(); b++) {
       if (!counts[b]) continue;
       std::string path = final ? prefix_ + "-" + std::to_string(b) + "-" + std::to_string(run_) + ".bin"
@@ -114,8 +113,8 @@ class PlainHashSink : public Sink {
 class CombinedHashSink : public Sink {
  public:
   CombinedHashSink(const rpc::Sink& s, TaskEnv& env, rpc::Combine::type combine)
-      : n_(bucketCount(s)), out_(s, env), env_(env), combine_(combine),
-        bufs_(size_t(n_)), counts_(size_t(n_)) {
+      : n_(bucketCount(s)), out_(s, env), env_(env), combine_(combine), bufs_(size_t(n_)),
+        counts_(size_t(n_)) {
     if (combine != rpc::Combine::DISTINCT) {
       if (!s.__isset.fn) throw badData("combining needs a function");
       fn_ = env.function(s.fn, bit(abi::BINARY),
@@ -135,8 +134,7 @@ class CombinedHashSink : public Sink {
         order_.push_back(&*it);
         if (combine_ == rpc::Combine::AGGREGATE)
           it->second = guarded(fn_, [&] { return f->apply(decode(zero_), std::move(v.second()), env_.ctx); });
-        else
-          it->second = std::move(v.second());
+        else it->second = std::move(v.second());
       } else {
         it->second = guarded(fn_, [&] {
           return f->apply(std::move(it->second), std::move(v.second()), env_.ctx);
@@ -240,7 +238,7 @@ class RangeSink : public Sink {
   using T = Value::Type;
   enum Kind : uint8_t { EMPTY, STRINGS, INTS, OTHER };  // of the keys of a bucket
   struct Bucket {
-    std::string recBuf, keyBuf;       // encoded records; encoded keys unless self-keyed
+    std::string recBuf, keyBuf;                    // encoded records; encoded keys unless self-keyed
     std::vector<uint64_t> recOff, keyOff, prefix;  // record i = recBuf[recOff[i], recOff[i+1])
     Kind kind = EMPTY;
     /** Adds the next key (encoded into `into` unless null); returns the bytes it takes. */

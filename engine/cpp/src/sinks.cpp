@@ -25,8 +25,7 @@ rpc::TaskResult withValue(int64_t records, const Value& v) {
 /** STORE: to a file and/or the cache, as objects or (with `compression`) encoded bytes. */
 class StoreSink : public Sink {
  public:
-  StoreSink(const rpc::Sink& s, TaskEnv& env)
-      : s_(s), env_(env), raw_(s.__isset.compression && hasKey()) {}
+  StoreSink(const rpc::Sink& s, TaskEnv& env) : s_(s), env_(env), raw_(s.__isset.compression && hasKey()) {}
   bool push(Value&& v) override {
     if (raw_) encode(v, encoded_);
     else records_.push_back(std::move(v));

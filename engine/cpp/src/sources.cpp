@@ -109,7 +109,7 @@ void sortedRuns(const rpc::Source& src, Stage* head) {
     std::string_view key, rec;  // encodings of the head's sort key and record
     bool str = false;           // the key is a string: compare prefix, then key.substr(5)
     uint64_t prefix = 0;
-    Value keyValue;             // the decoded key unless it is a string
+    Value keyValue;  // the decoded key unless it is a string
     bool next() {
       std::string_view r;
       if (!reader->nextRaw(r)) return false;

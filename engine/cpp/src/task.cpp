@@ -63,8 +63,8 @@ static void hook(LoadedFunction* lf, Context& ctx, bool before) {
     throw TaskFailure("FUNCTION_FAILED", std::string(before ? "before(): " : "after(): ") + e.what(),
                       lf->ref);
   } catch (...) {
-    throw TaskFailure("FUNCTION_FAILED", std::string(before ? "before(): " : "after(): ") +
-                      "unknown C++ exception", lf->ref);
+    throw TaskFailure("FUNCTION_FAILED",
+                      std::string(before ? "before(): " : "after(): ") + "unknown C++ exception", lf->ref);
   }
 }
 

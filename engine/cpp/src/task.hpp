@@ -80,8 +80,7 @@ class Sink : public Stage {
 };
 
 /** Builds the ops in front of `next`; returns the stages (head = back()), may be empty. */
-std::vector<std::unique_ptr<Stage>> buildOps(const std::vector<rpc::Op>& ops, TaskEnv& env,
-                                             Stage* next);
+std::vector<std::unique_ptr<Stage>> buildOps(const std::vector<rpc::Op>& ops, TaskEnv& env, Stage* next);
 std::unique_ptr<Sink> buildSink(const rpc::Sink& sink, TaskEnv& env);
 /** Pushes the records of `src` into `head`, then calls head->finish(). */
 void runSource(const rpc::Source& src, TaskEnv& env, Stage* head);

@@ -20,6 +20,8 @@ size_t utf8Seq(const unsigned char* s, size_t n, size_t& bad) {
   size_t len;
   unsigned char lo = 0x80, hi = 0xBF;
   if (c < 0x80) return 1;
+  // One line per lead-byte range, as in the UTF-8 table of RFC 3629.
+  // clang-format off
   if (c >= 0xC2 && c <= 0xDF) len = 2;
   else if (c == 0xE0) { len = 3; lo = 0xA0; }
   else if (c == 0xED) { len = 3; hi = 0x9F; }
@@ -28,6 +30,7 @@ size_t utf8Seq(const unsigned char* s, size_t n, size_t& bad) {
   else if (c == 0xF4) { len = 4; hi = 0x8F; }
   else if (c >= 0xF1 && c <= 0xF3) len = 4;
   else { bad = 1; return 0; }
+  // clang-format on
   for (size_t i = 1; i < len; i++) {
     unsigned char lo_i = i == 1 ? lo : 0x80, hi_i = i == 1 ? hi : 0xBF;
     if (i >= n || s[i] < lo_i || s[i] > hi_i) {

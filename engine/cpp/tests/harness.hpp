@@ -42,8 +42,9 @@ inline Proc startExecutor(int id, long long memory, int cores, const std::vector
     std::string exe = g_build + "/spindle-cpp-executor";
     std::string port = std::to_string(p.port), sid = std::to_string(id), mem = std::to_string(memory),
                 c = std::to_string(cores), scratch = g_tmp + "/scratch1," + g_tmp + "/scratch2";
-    std::vector<std::string> args = {exe, "--port", port, "--id", sid, "--cores", c, "--memory", mem,
-                                     "--scratch", scratch, "--future-flag", "x"};
+    std::vector<std::string> args = {exe, "--port",   port, "--id",      sid,     "--cores",
+                                     c,   "--memory", mem,  "--scratch", scratch, "--future-flag",
+                                     "x"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(&a[0]);

@@ -44,10 +44,13 @@ static void workedExample() {
   std::string path = tmpPath("worked.bin");
   std::vector<Value> records{Value(7), Value("h\xC3\xA9"), Value::pair("a", 1.5)};
   writePartition(path, records);
-  CHECK_EQ(hex(readAll(path)),
-           std::string("5350444c01000000" "0300000000000000"
-                       "030700000000000000" "0503000000" "68c3a9"
-                       "07050100000061" "04000000000000f83f"));
+  CHECK_EQ(hex(readAll(path)), std::string("5350444c01000000"
+                                           "0300000000000000"
+                                           "030700000000000000"
+                                           "0503000000"
+                                           "68c3a9"
+                                           "07050100000061"
+                                           "04000000000000f83f"));
   CHECK(readPartition(path) == records);
   unlink(path.c_str());
 
@@ -116,7 +119,7 @@ static void roundTrips() {
   }
   CHECK_THROWS(readPartition(path));
   unlink(path.c_str());
-  CHECK_THROWS(decode(unhex("0a")));  // unknown tag
+  CHECK_THROWS(decode(unhex("0a")));          // unknown tag
   CHECK_THROWS(decode(unhex("0503000000")));  // string shorter than its length
 }
 
@@ -163,8 +166,12 @@ static void json() {
 
 static void text() {
   CHECK_EQ(utf8Repaired("ab", 2), std::string("ab"));
-  CHECK_EQ(utf8Repaired("a\xFF" "b", 3), std::string("a\xEF\xBF\xBD" "b"));
-  CHECK_EQ(utf8Repaired("\xE2\x82", 2), std::string("\xEF\xBF\xBD"));   // truncated: one U+FFFD
+  CHECK_EQ(utf8Repaired("a\xFF"
+                        "b",
+                        3),
+           std::string("a\xEF\xBF\xBD"
+                       "b"));
+  CHECK_EQ(utf8Repaired("\xE2\x82", 2), std::string("\xEF\xBF\xBD"));  // truncated: one U+FFFD
   CHECK_EQ(utf8Repaired("\xED\xA0\x80", 3), std::string("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
   std::string path = tmpPath("text.txt");
   {

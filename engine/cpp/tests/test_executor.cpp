@@ -81,9 +81,12 @@ static void basics(Client& cl) {
   cl.c->run(r, task(files({words}), {op(rpc::OpKind::KEY_BY, &first), op(rpc::OpKind::KEYS)}, all));
   CHECK(resultValue(r) == Value(List{Value("a"), Value("\xC3\xA9"), Value("a"), Value("")}));
   cl.c->run(r, task(files({words}), {op(rpc::OpKind::KEY_BY, &first), op(rpc::OpKind::VALUES)}, all));
-  CHECK(resultValue(r) == Value(List{Value("apple"), Value("\xC3\xA9t\xC3\xA9"), Value("avocado"), Value("")}));
-  cl.c->run(r, task(files({words}), {op(rpc::OpKind::KEY_BY, &first), op(rpc::OpKind::MAP_VALUES, &first),
-                                      op(rpc::OpKind::MAP_PARTITIONS, &count)}, all, 3));
+  CHECK(resultValue(r) ==
+        Value(List{Value("apple"), Value("\xC3\xA9t\xC3\xA9"), Value("avocado"), Value("")}));
+  cl.c->run(r, task(files({words}),
+                    {op(rpc::OpKind::KEY_BY, &first), op(rpc::OpKind::MAP_VALUES, &first),
+                     op(rpc::OpKind::MAP_PARTITIONS, &count)},
+                    all, 3));
   CHECK(resultValue(r) == Value(List{Value::pair(3, 4)}));
   cl.c->run(r, task(files({empty}), {op(rpc::OpKind::MAP_PARTITIONS, &count)}, all, 2));
   CHECK(resultValue(r) == Value(List{Value::pair(2, 0)}));
@@ -219,8 +222,9 @@ static void shuffles(Client& cl, Client& tiny) {
   rpc::Source j = shuffle(rpc::MergeKind::JOIN, {kv1});
   j.__set_right_paths({kv2});
   cl.c->run(r, task(j, {}, all));
-  CHECK(resultValue(r) == Value(List{Value::pair("a", Value::pair(1, "x")), Value::pair("a", Value::pair(1, "z")),
-                                     Value::pair("a", Value::pair(3, "x")), Value::pair("a", Value::pair(3, "z"))}));
+  CHECK(resultValue(r) ==
+        Value(List{Value::pair("a", Value::pair(1, "x")), Value::pair("a", Value::pair(1, "z")),
+                   Value::pair("a", Value::pair(3, "x")), Value::pair("a", Value::pair(3, "z"))}));
   rpc::Sink rr = sinkOf(rpc::SinkKind::HASH_SHUFFLE);
   rr.__set_buckets(2);
   rr.__set_key_mode(rpc::KeyMode::ROUND_ROBIN);
@@ -247,9 +251,10 @@ static void shuffles(Client& cl, Client& tiny) {
   CHECK(readPartition(r.buckets[0][0]) == (std::vector<Value>{Value::pair("a", 104), Value::pair("b", 102)}));
 }
 
-static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts, rpc::KeyMode::type mode,
-                                    const rpc::Function* key, const List& bounds, bool ascending,
-                                    const std::string& name, int* spills, std::vector<int>* flags);
+static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts,
+                                    rpc::KeyMode::type mode, const rpc::Function* key, const List& bounds,
+                                    bool ascending, const std::string& name, int* spills,
+                                    std::vector<int>* flags);
 
 static void sorting(Client& cl, bool spill, bool ascending) {
   std::mt19937_64 rng(ascending ? 11 : 12);
@@ -284,9 +289,10 @@ static int fileFlags(const std::string& path) {
 }
 
 /** RANGE_SHUFFLE of `parts` (partition files) with `key`/`mode`, then SORTED_RUNS per bucket. */
-static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts, rpc::KeyMode::type mode,
-                                    const rpc::Function* key, const List& bounds, bool ascending,
-                                    const std::string& name, int* spills, std::vector<int>* flags) {
+static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& parts,
+                                    rpc::KeyMode::type mode, const rpc::Function* key, const List& bounds,
+                                    bool ascending, const std::string& name, int* spills,
+                                    std::vector<int>* flags) {
   int buckets = int(bounds.size()) + 1;
   std::map<int32_t, std::vector<std::string>> runs;
   for (size_t p = 0; p < parts.size(); p++) {
@@ -324,7 +330,8 @@ static std::vector<Value> rangeSort(Client& cl, const std::vector<std::string>& 
     merged within one bucket; string keys sharing long prefixes; spills; mixed kinds. */
 static void sortedRunKinds(Client& cl, Client& tiny) {
   std::mt19937_64 rng(21);
-  const char* stems[] = {"", "a", "ab", "abcdefgh", "abcdefghi", "abcdefgh\x01", "zz", "h\xC3\xA9llo", "abcdefg"};
+  const char* stems[] = {"",       "a", "ab", "abcdefgh", "abcdefghi", "abcdefgh\x01", "zz", "h\xC3\xA9llo",
+                         "abcdefg"};
   std::vector<std::string> parts;
   std::vector<Value> all;
   for (int p = 0; p < 3; p++) {
@@ -352,7 +359,8 @@ static void sortedRunKinds(Client& cl, Client& tiny) {
       int spills = 0;
       auto mode = variant == 0 ? rpc::KeyMode::WHOLE : rpc::KeyMode::FUNCTION;
       std::vector<Value> got = rangeSort(variant == 2 ? tiny : cl, parts, mode, variant ? &identity : nullptr,
-                                         bounds, ascending, "self" + std::to_string(variant) + std::to_string(ascending),
+                                         bounds, ascending,
+                                         "self" + std::to_string(variant) + std::to_string(ascending),
                                          &spills, &flags);
       CHECK(got == want);
       CHECK(!flags.empty());
@@ -362,7 +370,8 @@ static void sortedRunKinds(Client& cl, Client& tiny) {
     // a key function of its own: pair runs, ties in input order
     std::vector<Value> want2 = all;
     std::stable_sort(want2.begin(), want2.end(), [&](const Value& a, const Value& b) {
-      Value ka(a.asString().substr(0, a.asString().empty() ? 0 : 1)), kb(b.asString().substr(0, b.asString().empty() ? 0 : 1));
+      Value ka(a.asString().substr(0, a.asString().empty() ? 0 : 1)),
+          kb(b.asString().substr(0, b.asString().empty() ? 0 : 1));
       return ascending ? compareValues(ka, kb) < 0 : compareValues(ka, kb) > 0;
     });
     std::vector<int> flags;
@@ -379,8 +388,9 @@ static void sortedRunKinds(Client& cl, Client& tiny) {
   writePartition(pairRun, {Value::pair("b", "b-pair"), Value::pair("c", "c-pair"), Value::pair("d", "d-pair"),
                            Value::pair("e", "e-pair")});
   for (bool selfFirst : {true, false}) {
-    rpc::Source src = shuffle(rpc::MergeKind::SORTED_RUNS, selfFirst ? std::vector<std::string>{selfRun, pairRun}
-                                                                    : std::vector<std::string>{pairRun, selfRun});
+    rpc::Source src = shuffle(rpc::MergeKind::SORTED_RUNS, selfFirst
+                                                               ? std::vector<std::string>{selfRun, pairRun}
+                                                               : std::vector<std::string>{pairRun, selfRun});
     rpc::Sink take = sinkOf(rpc::SinkKind::TAKE);
     take.__set_n(100);
     rpc::TaskResult r;
@@ -395,10 +405,14 @@ static void sortedRunKinds(Client& cl, Client& tiny) {
   std::string nums = g_tmp + "/runs-nums.bin";
   writePartition(nums, {Value(3), Value(1.5), Value(2), Value(1.0), Value(1), Value(-4), Value(2.0)});
   rpc::Function tag = fn("basic", "Tag");
-  std::vector<Value> got = rangeSort(cl, {nums}, rpc::KeyMode::FUNCTION, &tag, List{}, true, "tagged", nullptr, nullptr);
-  CHECK(got == (std::vector<Value>{Value(-4), Value(1.0), Value(1), Value(1.5), Value(2), Value(2.0), Value(3)}));
-  got = rangeSort(cl, {nums}, rpc::KeyMode::WHOLE, nullptr, List{Value(2)}, false, "numsdesc", nullptr, nullptr);
-  CHECK(got == (std::vector<Value>{Value(3), Value(2), Value(2.0), Value(1.5), Value(1.0), Value(1), Value(-4)}));
+  std::vector<Value> got = rangeSort(cl, {nums}, rpc::KeyMode::FUNCTION, &tag, List{}, true, "tagged",
+                                     nullptr, nullptr);
+  CHECK(got ==
+        (std::vector<Value>{Value(-4), Value(1.0), Value(1), Value(1.5), Value(2), Value(2.0), Value(3)}));
+  got = rangeSort(cl, {nums}, rpc::KeyMode::WHOLE, nullptr, List{Value(2)}, false, "numsdesc", nullptr,
+                  nullptr);
+  CHECK(got ==
+        (std::vector<Value>{Value(3), Value(2), Value(2.0), Value(1.5), Value(1.0), Value(1), Value(-4)}));
 }
 
 int main(int argc, char** argv) {

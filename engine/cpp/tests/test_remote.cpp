@@ -71,7 +71,9 @@ static std::vector<std::string> listDir(const std::string& dir, const std::strin
   return out;
 }
 
-static bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+static bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 static rpc::Sink takeAll() {
   rpc::Sink s = sinkOf(rpc::SinkKind::TAKE);
@@ -207,7 +209,8 @@ static void remoteFunctions(Client& cl, Client& cl2) {
   missing.ref = url(real) + ":NoSuchThing";
   std::string function;
   CHECK_EQ(errorKind(cl, task(files({g_remote + "/a.bin"}), {op(rpc::OpKind::MAP, &missing)}, takeAll()),
-                     &function), std::string("FUNCTION_NOT_FOUND"));
+                     &function),
+           std::string("FUNCTION_NOT_FOUND"));
   CHECK_EQ(function, missing.ref);
 }
 
@@ -226,7 +229,7 @@ static void workDirs(Client& cl, const std::string& w1, const std::string& w2) {
     dirs.insert(inW1 ? w1 : w2);
     CHECK(readPartition(f) == ints(0, 100));
   }
-  CHECK_EQ(dirs.size(), size_t(2));  // striped
+  CHECK_EQ(dirs.size(), size_t(2));                // striped
   store.__set_path(g_tmp + "/new/parents/p.bin");  // absolute: parents created too
   cl.c->run(r, task(files({g_remote + "/a.bin"}), {}, store));
   CHECK(readPartition(g_tmp + "/new/parents/p.bin") == ints(0, 100));
@@ -252,7 +255,8 @@ static void rawStorage(Client& cl) {
   std::vector<Value> recs;
   size_t encoded = 0;
   for (int i = 0; i < 5000; i++) {
-    recs.push_back(Value::pair("key-" + std::to_string(i % 10), "a fairly repetitive value " + std::to_string(i % 7)));
+    recs.push_back(
+        Value::pair("key-" + std::to_string(i % 10), "a fairly repetitive value " + std::to_string(i % 7)));
     encoded += encode(recs.back()).size();
   }
   std::string in = g_tmp + "/raw-in.bin";

@@ -30,7 +30,47 @@ class StorageLevel:
 
 
 class Dataset:
-    """A distributed dataset of one worker; transformations are lazy, actions run jobs."""
+    """A distributed dataset of one worker: PySpark's RDD, with the same operation names.
+
+    A dataset is a lineage (its source and the operations after it), split into partitions that the
+    worker's executors compute. Transformations (``map``, ``reduceByKey``, ``sortBy``, ...) are lazy
+    and return a new dataset; actions (``collect``, ``count``, ``take``, ...) run a job and return
+    its result to the driver. Consecutive narrow transformations run fused, as one task per
+    partition; wide ones (``reduceByKey``, ``groupByKey``, ``join``, sorts, ...) shuffle.
+
+    Datasets are not built directly: a :class:`Worker` creates them (``parallelize``, ``textFile``,
+    ``importData``) and every transformation returns one.
+
+    **Functions.** Every ``f``/``func``/``key`` parameter is either a Python callable (Python
+    worker only; sent to the executors with cloudpickle) or a reference string to a function
+    class: ``"path/to/file.py:ClassName"`` on a Python worker, ``"path/to/lib.so:Symbol"`` on a
+    C++ worker (``engine/cpp/include/spindle/api.hpp``). A function class's ``call`` also receives
+    the task context (partition, stage, properties).
+
+    Parameters
+    ----------
+    worker : Worker
+        The worker whose executors compute the dataset.
+    kind : str
+        ``"source"``, ``"narrow"``, ``"union"`` or ``"shuffle"``: how the backend plans it.
+    nparts : int
+        Its number of partitions.
+    parents : sequence of Dataset, optional
+        The datasets it is computed from.
+    op, source, shuffle : optional
+        The narrow operation, the source or the shuffle that makes it (backend objects).
+
+    Examples
+    --------
+    Every example of this class runs on ``worker``, a Python worker (PySpark's ``sc``):
+
+    >>> from spindle_engine import Cluster, Engine, Worker
+    >>> engine = Engine.start()
+    >>> worker = Worker(Cluster(), "python")
+    >>> words = worker.parallelize(["to be", "or not", "to be"]).flatMap(lambda line: line.split())
+    >>> sorted(words.map(lambda w: (w, 1)).reduceByKey(lambda a, b: a + b).collect())
+    [('be', 2), ('not', 1), ('or', 1), ('to', 2)]
+    """
 
     def __init__(self, worker, kind, nparts, parents=(), op=None, source=None, shuffle=None):
         self.worker = worker
@@ -48,6 +88,17 @@ class Dataset:
         return f"<Dataset {self.id} {what} on {self.worker.language}, {self.nparts} partitions>"
 
     def getNumPartitions(self):
+        """Return the number of partitions of this dataset.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3, 4], 3).getNumPartitions()
+        3
+        """
         return self.nparts
 
     # -- narrow transformations (fused into one pass by the backend) --
@@ -57,30 +108,182 @@ class Dataset:
         return Dataset(self.worker, "narrow", self.nparts, [self], op=ttypes.Op(kind=kind, fn=fn))
 
     def map(self, f):
+        """Return a new dataset by applying a function to each record.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(record) -> record`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            One record per input record, with the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3]).map(lambda x: x * 2).collect()
+        [2, 4, 6]
+        """
         return self._narrow(OpKind.MAP, f)
 
     def flatMap(self, f):
+        """Return a new dataset by applying a function to each record and flattening the results.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(record) -> iterable of records`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            Every record of every returned iterable, with the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize(["to be", "or"]).flatMap(lambda line: line.split()).collect()
+        ['to', 'be', 'or']
+        """
         return self._narrow(OpKind.FLAT_MAP, f)
 
     def filter(self, f):
+        """Return a new dataset of the records that satisfy a predicate.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(record) -> bool`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            The records for which ``f`` is true, in their order, with the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3, 4]).filter(lambda x: x % 2 == 0).collect()
+        [2, 4]
+        """
         return self._narrow(OpKind.FILTER, f)
 
     def keyBy(self, f):
+        """Return a new dataset of ``(f(record), record)`` pairs.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(record) -> key`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            A pair per record, with the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize(["apple", "fig"]).keyBy(len).collect()
+        [(5, 'apple'), (3, 'fig')]
+        """
         return self._narrow(OpKind.KEY_BY, f)
 
     def keys(self):
+        """Return a new dataset of the keys of a dataset of ``(key, value)`` pairs.
+
+        Returns
+        -------
+        Dataset
+            The first element of each pair.
+
+        Examples
+        --------
+        >>> worker.parallelize([("a", 1), ("b", 2)]).keys().collect()
+        ['a', 'b']
+        """
         return self._narrow(OpKind.KEYS)
 
     def values(self):
+        """Return a new dataset of the values of a dataset of ``(key, value)`` pairs.
+
+        Returns
+        -------
+        Dataset
+            The second element of each pair.
+
+        Examples
+        --------
+        >>> worker.parallelize([("a", 1), ("b", 2)]).values().collect()
+        [1, 2]
+        """
         return self._narrow(OpKind.VALUES)
 
     def mapPartitions(self, f):
+        """Return a new dataset by applying a function to each partition.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(iterator of records) -> iterable of records``, called once per partition (see
+            *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            The records ``f`` returns for each partition, with the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize(range(10), 2).mapPartitions(lambda it: [sum(it)]).collect()
+        [10, 35]
+        """
         return self._narrow(OpKind.MAP_PARTITIONS, f)
 
     def mapValues(self, f):
+        """Return a new dataset of ``(key, f(value))`` for each ``(key, value)`` pair.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(value) -> value`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        Dataset
+            The same keys in the same partitions.
+
+        Examples
+        --------
+        >>> worker.parallelize([("a", [1, 2]), ("b", [3])]).mapValues(len).collect()
+        [('a', 2), ('b', 1)]
+        """
         return self._narrow(OpKind.MAP_VALUES, f)
 
     def union(self, other):
+        """Return the union of this dataset and another one of the same worker.
+
+        Nothing is shuffled: the result has the partitions of both, this dataset's first. Use
+        ``distinct()`` to drop duplicates.
+
+        Parameters
+        ----------
+        other : Dataset
+            A dataset of the same worker (``worker.importData(other)`` brings one over).
+
+        Returns
+        -------
+        Dataset
+            ``self.getNumPartitions() + other.getNumPartitions()`` partitions.
+
+        Raises
+        ------
+        ValueError
+            When ``other`` belongs to another worker.
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2]).union(worker.parallelize([3])).collect()
+        [1, 2, 3]
+        """
         self._same_worker(other, "union")
         return Dataset(self.worker, "union", self.nparts + other.nparts, [self, other])
 
@@ -96,28 +299,158 @@ class Dataset:
                     zero=zero)
 
     def reduceByKey(self, func, numPartitions=None):
+        """Merge the values of each key with an associative and commutative function.
+
+        Values are combined on the map side before the shuffle (like a MapReduce combiner), then
+        merged per key on the reduce side.
+
+        Parameters
+        ----------
+        func : callable or str
+            ``func(value, value) -> value`` (see *Functions* in the class docstring).
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            One ``(key, merged value)`` pair per key, hash-partitioned by key.
+
+        Examples
+        --------
+        >>> pairs = worker.parallelize([("a", 1), ("b", 1), ("a", 1)])
+        >>> sorted(pairs.reduceByKey(lambda a, b: a + b).collect())
+        [('a', 2), ('b', 1)]
+        """
         fn = self.worker.function(func)
         sink = self._hash_sink(combine=Combine.MERGE_VALUES, fn=fn)
         return self._shuffled([self], numPartitions, [sink], MergeKind.MERGE_VALUES, fn)
 
     def aggregateByKey(self, zeroValue, seqFunc, combFunc, numPartitions=None):
+        """Aggregate the values of each key, starting from a zero value, into any type.
+
+        Parameters
+        ----------
+        zeroValue : object
+            The initial aggregate of each key in each partition (encoded once, never mutated).
+        seqFunc : callable or str
+            ``seqFunc(aggregate, value) -> aggregate``: adds a value within a partition.
+        combFunc : callable or str
+            ``combFunc(aggregate, aggregate) -> aggregate``: merges aggregates across partitions.
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            One ``(key, aggregate)`` pair per key, hash-partitioned by key.
+
+        Examples
+        --------
+        >>> pairs = worker.parallelize([("a", 1), ("b", 2), ("a", 3)])
+        >>> sorted(pairs.aggregateByKey((0, 0), lambda acc, v: (acc[0] + v, acc[1] + 1),
+        ...                             lambda x, y: (x[0] + y[0], x[1] + y[1])).collect())
+        [('a', (4, 2)), ('b', (2, 1))]
+        """
         sink = self._hash_sink(combine=Combine.AGGREGATE, fn=self.worker.function(seqFunc),
                                zero=encode(zeroValue))
         return self._shuffled([self], numPartitions, [sink], MergeKind.MERGE_VALUES,
                               self.worker.function(combFunc))
 
     def groupByKey(self, numPartitions=None):
+        """Group the values of each key into one list.
+
+        Every value is shuffled; to aggregate them, ``reduceByKey`` or ``aggregateByKey`` move far
+        less data.
+
+        Parameters
+        ----------
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            One ``(key, list of values)`` pair per key, hash-partitioned by key.
+
+        Examples
+        --------
+        >>> pairs = worker.parallelize([("a", 1), ("b", 2), ("a", 3)])
+        >>> sorted((k, sorted(v)) for k, v in pairs.groupByKey().collect())
+        [('a', [1, 3]), ('b', [2])]
+        """
         return self._shuffled([self], numPartitions, [self._hash_sink()], MergeKind.GROUP)
 
     def distinct(self, numPartitions=None):
+        """Return a new dataset with each distinct record once.
+
+        Parameters
+        ----------
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            The distinct records, hash-partitioned.
+
+        Examples
+        --------
+        >>> sorted(worker.parallelize([1, 1, 2, 3, 3]).distinct().collect())
+        [1, 2, 3]
+        """
         sink = self._hash_sink(key_mode=KeyMode.WHOLE, combine=Combine.DISTINCT)
         return self._shuffled([self], numPartitions, [sink], MergeKind.DISTINCT)
 
     def repartition(self, numPartitions):
+        """Return a new dataset with exactly ``numPartitions`` partitions.
+
+        Records are dealt round-robin (a shuffle), which also evens out skewed partitions.
+
+        Parameters
+        ----------
+        numPartitions : int
+            Partitions of the result.
+
+        Returns
+        -------
+        Dataset
+
+        Examples
+        --------
+        >>> worker.parallelize(range(10), 2).repartition(4).getNumPartitions()
+        4
+        """
         sink = self._hash_sink(key_mode=KeyMode.ROUND_ROBIN)
         return self._shuffled([self], numPartitions, [sink], MergeKind.CONCAT)
 
     def join(self, other, numPartitions=None):
+        """Return the inner join of two datasets of ``(key, value)`` pairs on their keys.
+
+        Parameters
+        ----------
+        other : Dataset
+            A dataset of ``(key, other value)`` pairs of the same worker.
+        numPartitions : int, optional
+            Partitions of the result (default: the larger partition count of the two).
+
+        Returns
+        -------
+        Dataset
+            ``(key, (value, other value))`` for every pair of records with equal keys.
+
+        Raises
+        ------
+        ValueError
+            When ``other`` belongs to another worker.
+
+        Examples
+        --------
+        >>> left = worker.parallelize([("a", 1), ("b", 2), ("a", 3)])
+        >>> right = worker.parallelize([("a", "x"), ("c", "y")])
+        >>> sorted(left.join(right).collect())
+        [('a', (1, 'x')), ('a', (3, 'x'))]
+        """
         self._same_worker(other, "join")
         sinks = [self._hash_sink(), self._hash_sink()]
         return self._shuffled([self, other], numPartitions, sinks, MergeKind.JOIN)
@@ -129,18 +462,106 @@ class Dataset:
                               sort=(key_mode, fn, bool(ascending)))
 
     def sort(self, ascending=True, numPartitions=None):
+        """Sort the records themselves (a range shuffle; FORMAT.md defines the order across types).
+
+        Parameters
+        ----------
+        ascending : bool, optional
+            Smallest first (default) or largest first.
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            The records in order: partition 0 first, each partition sorted.
+
+        Examples
+        --------
+        >>> worker.parallelize([3, 1, 2]).sort().collect()
+        [1, 2, 3]
+        >>> worker.parallelize(["b", "a", "c"]).sort(ascending=False).collect()
+        ['c', 'b', 'a']
+        """
         return self._sorted(KeyMode.WHOLE, None, ascending, numPartitions)
 
     def sortBy(self, keyfunc, ascending=True, numPartitions=None):
+        """Sort the records by a key computed from each of them.
+
+        Parameters
+        ----------
+        keyfunc : callable or str
+            ``keyfunc(record) -> key`` (see *Functions* in the class docstring).
+        ascending : bool, optional
+            Smallest key first (default) or largest first.
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            The records (not the keys) in key order, partition 0 first.
+
+        Examples
+        --------
+        >>> worker.parallelize(["ccc", "a", "bb"]).sortBy(len).collect()
+        ['a', 'bb', 'ccc']
+        """
         return self._sorted(KeyMode.FUNCTION, self.worker.function(keyfunc), ascending,
                             numPartitions)
 
     def sortByKey(self, ascending=True, numPartitions=None):
+        """Sort a dataset of ``(key, value)`` pairs by key.
+
+        Parameters
+        ----------
+        ascending : bool, optional
+            Smallest key first (default) or largest first.
+        numPartitions : int, optional
+            Partitions of the result (default: the number of partitions of this dataset).
+
+        Returns
+        -------
+        Dataset
+            The pairs in key order, partition 0 first.
+
+        Examples
+        --------
+        >>> worker.parallelize([("b", 1), ("c", 3), ("a", 2)]).sortByKey().collect()
+        [('a', 2), ('b', 1), ('c', 3)]
+        """
         return self._sorted(KeyMode.FIRST, None, ascending, numPartitions)
 
     # -- persistence --
 
     def persist(self, storageLevel=StorageLevel.MEMORY_ONLY):
+        """Keep this dataset's partitions once computed, at a storage level.
+
+        The partitions are stored by the next action that computes them; later jobs read them
+        instead of recomputing the lineage. Partitions lost with an executor or host are
+        recomputed. Persisting again at another level drops the old copies first.
+
+        Parameters
+        ----------
+        storageLevel : str, optional
+            A :class:`StorageLevel`: ``MEMORY_ONLY`` (default, objects in the executor that
+            computed them), ``RAW_MEMORY`` (encoded and zlib-compressed), ``DISK_ONLY`` (partition
+            files in the scratch dirs, or the hosts' disks in cluster mode) or ``MEMORY_AND_DISK``.
+
+        Returns
+        -------
+        Dataset
+            This dataset, for chaining.
+
+        Examples
+        --------
+        >>> from spindle_engine import StorageLevel
+        >>> squares = worker.parallelize(range(4)).map(lambda x: x * x).persist(StorageLevel.DISK_ONLY)
+        >>> squares.count()
+        4
+        >>> squares.collect()
+        [0, 1, 4, 9]
+        """
         if self.storage is not None and self.storage.level != storageLevel:
             self.storage.drop()
             self.storage = None
@@ -149,9 +570,37 @@ class Dataset:
         return self
 
     def cache(self):
+        """Persist this dataset at the default level, ``StorageLevel.MEMORY_ONLY``.
+
+        Returns
+        -------
+        Dataset
+            This dataset, for chaining.
+
+        Examples
+        --------
+        >>> squares = worker.parallelize(range(4)).map(lambda x: x * x).cache()
+        >>> squares.count(), squares.collect()
+        (4, [0, 1, 4, 9])
+        """
         return self.persist(StorageLevel.MEMORY_ONLY)
 
     def unpersist(self):
+        """Drop the stored partitions of this dataset; later jobs recompute them.
+
+        Returns
+        -------
+        Dataset
+            This dataset, for chaining.
+
+        Examples
+        --------
+        >>> squares = worker.parallelize(range(4)).map(lambda x: x * x).cache()
+        >>> squares.count()
+        4
+        >>> squares.unpersist().collect()
+        [0, 1, 4, 9]
+        """
         if self.storage is not None:
             self.storage.drop()
             self.storage = None
@@ -164,6 +613,19 @@ class Dataset:
                               partitions)
 
     def collect(self):
+        """Return every record of this dataset to the driver, as a list.
+
+        The records are in partition order. The whole dataset must fit in the driver's memory.
+
+        Returns
+        -------
+        list
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3], 2).map(str).collect()
+        ['1', '2', '3']
+        """
         directory = self.worker.output_dir("collect")
 
         def sink_for(p, attempt):
@@ -176,9 +638,44 @@ class Dataset:
         return out
 
     def count(self):
+        """Return the number of records in this dataset.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> worker.parallelize(range(100), 4).filter(lambda x: x % 3 == 0).count()
+        34
+        """
         return sum(r.records for r in self._each("count", Sink(kind=SinkKind.COUNT)))
 
     def reduce(self, f):
+        """Reduce the records with an associative and commutative function.
+
+        Each partition is reduced by its executor; the partial results are reduced once more.
+
+        Parameters
+        ----------
+        f : callable or str
+            ``f(record, record) -> record`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        object
+            The reduced value.
+
+        Raises
+        ------
+        ValueError
+            When the dataset is empty.
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3, 4]).reduce(lambda a, b: a + b)
+        10
+        """
         fn = self.worker.function(f)
         partials = [x for r in self._each("reduce", Sink(kind=SinkKind.REDUCE, fn=fn))
                     for x in decode(r.value)]
@@ -189,9 +686,53 @@ class Dataset:
         return decode(final.value)[0]
 
     def fold(self, zeroValue, op):
+        """Fold the records with an associative function and a neutral zero value.
+
+        Like ``aggregate(zeroValue, op, op)``: the zero value starts every partition and the
+        merge of the partitions' results, so it must be neutral for ``op`` (``0`` for ``+``).
+
+        Parameters
+        ----------
+        zeroValue : object
+            The neutral element of ``op``.
+        op : callable or str
+            ``op(value, value) -> value`` (see *Functions* in the class docstring).
+
+        Returns
+        -------
+        object
+            The folded value (``zeroValue`` for an empty dataset).
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3, 4]).fold(0, lambda a, b: a + b)
+        10
+        """
         return self.aggregate(zeroValue, op, op)
 
     def aggregate(self, zeroValue, seqOp, combOp):
+        """Aggregate the records of each partition, then the partitions' results.
+
+        Parameters
+        ----------
+        zeroValue : object
+            The initial aggregate of every partition and of the final merge.
+        seqOp : callable or str
+            ``seqOp(aggregate, record) -> aggregate``: adds a record within a partition.
+        combOp : callable or str
+            ``combOp(aggregate, aggregate) -> aggregate``: merges two partitions' aggregates.
+
+        Returns
+        -------
+        object
+            The aggregate (``zeroValue`` for an empty dataset).
+
+        Examples
+        --------
+        >>> worker.parallelize([1, 2, 3, 4]).aggregate(
+        ...     (0, 0), lambda acc, x: (acc[0] + x, acc[1] + 1), lambda a, b: (a[0] + b[0], a[1] + b[1]))
+        (10, 4)
+        """
         zero = encode(zeroValue)
         seq = Sink(kind=SinkKind.FOLD, fn=self.worker.function(seqOp), zero=zero)
         partials = [decode(r.value) for r in self._each("aggregate", seq)]
@@ -200,6 +741,26 @@ class Dataset:
         return decode(final.value)
 
     def take(self, num):
+        """Return the first ``num`` records of this dataset.
+
+        The first partition is tried alone; only when it holds fewer than ``num`` records are
+        the others computed.
+
+        Parameters
+        ----------
+        num : int
+            How many records at most.
+
+        Returns
+        -------
+        list
+            Up to ``num`` records, in partition order.
+
+        Examples
+        --------
+        >>> worker.parallelize(range(100), 4).take(3)
+        [0, 1, 2]
+        """
         out = []
         scanned = 0
         while len(out) < num and scanned < self.nparts:
@@ -211,12 +772,49 @@ class Dataset:
         return out[:num]
 
     def first(self):
+        """Return the first record of this dataset.
+
+        Returns
+        -------
+        object
+
+        Raises
+        ------
+        ValueError
+            When the dataset is empty.
+
+        Examples
+        --------
+        >>> worker.parallelize([5, 6, 7]).first()
+        5
+        """
         taken = self.take(1)
         if not taken:
             raise ValueError("dataset is empty")
         return taken[0]
 
     def top(self, num, key=None):
+        """Return the ``num`` largest records, largest first.
+
+        Parameters
+        ----------
+        num : int
+            How many records at most.
+        key : callable or str, optional
+            ``key(record) -> sort key``; records are compared by it (default: themselves).
+
+        Returns
+        -------
+        list
+            Up to ``num`` records in descending order (of ``key``).
+
+        Examples
+        --------
+        >>> worker.parallelize([3, 9, 1, 7]).top(2)
+        [9, 7]
+        >>> worker.parallelize([3, 9, 1, 7]).top(2, key=lambda x: -x)
+        [1, 3]
+        """
         fn = self.worker.function(key) if key is not None else None
         sink = Sink(kind=SinkKind.TOP, n=num, key_mode=KeyMode.FUNCTION if fn else KeyMode.WHOLE,
                     fn=fn)
@@ -225,6 +823,29 @@ class Dataset:
         return decode(final.value)
 
     def takeSample(self, withReplacement, num, seed=None):
+        """Return a random sample of ``num`` records.
+
+        Parameters
+        ----------
+        withReplacement : bool
+            Whether a record may be picked more than once.
+        num : int
+            The sample size (without replacement: at most the dataset's size).
+        seed : int, optional
+            Seed of the random generator: the same seed gives the same sample of the same data.
+
+        Returns
+        -------
+        list
+            The sampled records, in the order they were picked.
+
+        Examples
+        --------
+        >>> data = worker.parallelize(range(100), 4)
+        >>> sample = data.takeSample(False, 5, seed=7)
+        >>> len(sample), len(set(sample)), sample == data.takeSample(False, 5, seed=7)
+        (5, 5, True)
+        """
         counts = [r.records for r in self._each("takeSample count", Sink(kind=SinkKind.COUNT))]
         total = sum(counts)
         rng = random.Random(seed)
@@ -246,8 +867,8 @@ class Dataset:
         results = run_partitions(self, f"takeSample of dataset {self.id}",
                                  lambda p, attempt: sinks[p], parts)
         record_at = {}
-        for p, r in zip(parts, results):
-            for local, rec in zip(wanted[p], decode(r.value)):
+        for p, r in zip(parts, results, strict=False):
+            for local, rec in zip(wanted[p], decode(r.value), strict=False):
                 record_at[starts[p] + local] = rec
         return [record_at[g] for g in picks]
 
@@ -263,9 +884,54 @@ class Dataset:
         run_partitions(self, f"{name} of dataset {self.id}", sink_for)
 
     def saveAsTextFile(self, path):
+        """Write the records as text files, one line per record.
+
+        Each partition becomes the file ``part-NNNNN`` of the directory ``path``. A string is
+        written as is; any other record as its JSON text (bytes as base64, tuples as arrays).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The output directory: created; it must not exist with files in it.
+
+        Raises
+        ------
+        FileExistsError
+            When ``path`` already holds files.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> out = os.path.join(tempfile.mkdtemp(), "words")
+        >>> worker.parallelize(["to", "be"], 2).saveAsTextFile(out)
+        >>> sorted(os.listdir(out))
+        ['part-00000', 'part-00001']
+        """
         self._save(path, SinkKind.TEXT_FILE, "saveAsTextFile")
 
     def saveAsJsonFile(self, path):
+        """Write the records as JSON Lines files, one JSON value per line.
+
+        Each partition becomes the file ``part-NNNNN`` of the directory ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The output directory: created; it must not exist with files in it.
+
+        Raises
+        ------
+        FileExistsError
+            When ``path`` already holds files.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> out = os.path.join(tempfile.mkdtemp(), "json")
+        >>> worker.parallelize([{"k": 1}], 1).saveAsJsonFile(out)
+        >>> open(os.path.join(out, "part-00000")).read().splitlines()
+        ['{"k":1}']
+        """
         self._save(path, SinkKind.JSON_FILE, "saveAsJsonFile")
 
     def _same_worker(self, other, what):

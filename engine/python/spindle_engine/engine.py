@@ -77,7 +77,22 @@ class Properties(dict):
 
 
 class Engine:
-    """The engine of this driver process. `Engine.start()` ... `Engine.stop()`, or `with`."""
+    """The engine of this driver process: the root of its clusters, workers and datasets.
+
+    There is one engine per driver process. ``Engine.start()`` creates it (or returns the running
+    one) and ``Engine.stop()`` stops every cluster started since, with their executors; it also
+    stops when the process exits. The engine is a context manager: ``with Engine.start():``
+    stops it at the end of the block. The backend (planner and scheduler) runs inside the driver,
+    as a library.
+
+    Examples
+    --------
+    >>> from spindle_engine import Cluster, Engine, Worker
+    >>> with Engine.start():
+    ...     worker = Worker(Cluster(), "python")
+    ...     worker.parallelize(range(10)).map(lambda x: x * x).reduce(lambda a, b: a + b)
+    285
+    """
 
     _current = None
 
@@ -89,6 +104,19 @@ class Engine:
 
     @classmethod
     def start(cls):
+        """Start the engine of this process, or return the one already started.
+
+        Returns
+        -------
+        Engine
+            The engine (a context manager that stops it on exit).
+
+        Examples
+        --------
+        >>> engine = Engine.start()
+        >>> Engine.start() is engine
+        True
+        """
         if cls._current is None:
             cls._current = Engine()
             atexit.register(cls.stop)  # executors and shared memory go with the driver
@@ -96,6 +124,18 @@ class Engine:
 
     @classmethod
     def stop(cls):
+        """Stop the engine: every cluster it started, their workers and executors.
+
+        Does nothing when no engine runs. Datasets of the stopped workers cannot run jobs any
+        more; ``Engine.start()`` starts a new engine.
+
+        Examples
+        --------
+        >>> engine = Engine.start()
+        >>> Engine.stop()
+        >>> Engine.start() is engine
+        False
+        """
         engine, cls._current = cls._current, None
         if engine is not None:
             for cluster in engine.clusters:
@@ -103,6 +143,22 @@ class Engine:
 
     @classmethod
     def current(cls):
+        """Return the running engine.
+
+        Returns
+        -------
+        Engine
+
+        Raises
+        ------
+        EngineError
+            When no engine is started.
+
+        Examples
+        --------
+        >>> Engine.start() is Engine.current()
+        True
+        """
         if cls._current is None:
             raise EngineError("the engine is not started: call Engine.start() first")
         return cls._current
@@ -119,7 +175,41 @@ class Engine:
 
 
 class Cluster:
-    """Resources for workers: executor instances, cores and memory, scratch and shm dirs."""
+    """The resources workers run on: executor instances, cores, memory, scratch and shared-memory dirs.
+
+    In local mode (the default) executors are processes on this machine. In cluster mode
+    (``engine.mode=cluster``) they are started by the engine agents named in ``engine.agents``, one
+    per host, and partitions cross hosts through the agents' file servers. A driver started as a
+    Spindle job (``spindle submit`` to an ``engine`` cluster) gets the cluster-mode properties
+    from its environment, so ``Cluster()`` needs no arguments there. The engine must be started
+    first; ``Engine.stop()`` stops the cluster.
+
+    Parameters
+    ----------
+    properties : Properties or dict, optional
+        Engine properties (see :class:`Properties` and engine/README.md), e.g.
+        ``{"executor.instances": 2, "executor.cores": 1, "executor.memory": "1GB"}``. Properties
+        the engine does not know are passed to user functions (``context.props()``).
+
+    Raises
+    ------
+    EngineError
+        When the engine is not started, ``engine.mode`` is neither ``local`` nor ``cluster``, or
+        cluster mode has no agents or cannot reach one.
+
+    Examples
+    --------
+    >>> from spindle_engine import Cluster, Engine, Properties
+    >>> engine = Engine.start()
+    >>> cluster = Cluster(Properties({"executor.instances": 2, "executor.memory": "512MB"}))
+    >>> cluster.properties.int("executor.instances")
+    2
+
+    Cluster mode, with an engine agent on each host:
+
+    >>> Cluster({"engine.mode": "cluster", "engine.agents": "10.0.0.5:7077,10.0.0.6:7077",
+    ...          "engine.driver_host": "10.0.0.9"})  # doctest: +SKIP
+    """
 
     def __init__(self, properties=None):
         self.engine = Engine.current()
@@ -191,6 +281,10 @@ class Cluster:
         return executors
 
     def stop(self):
+        """Stop the cluster's workers and executors and remove its scratch and shared-memory dirs.
+
+        ``Engine.stop()`` calls it for every cluster.
+        """
         for worker in self.workers:
             worker.stop()
         self.workers = []
@@ -206,7 +300,46 @@ class Cluster:
 
 
 class Worker:
-    """Executors of one language on a cluster; creates datasets."""
+    """Executors of one language on a cluster; it creates the datasets they compute.
+
+    A ``"python"`` worker runs one single-threaded Python process per core and takes functions as
+    Python callables or ``"file.py:Class"`` references; a ``"cpp"`` worker runs one C++ process
+    per instance (per host in cluster mode) serving ``executor.cores`` tasks at a time and takes
+    functions as ``"lib.so:Symbol"`` references. Datasets of different workers of a cluster are
+    combined after ``importData``. ``worker.metrics`` counts tasks, spills, lost executors and
+    failed fetches. The examples of its methods run on ``worker``, a Python worker.
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster whose resources the executors use.
+    language : str
+        ``"python"`` or ``"cpp"``.
+
+    Raises
+    ------
+    ValueError
+        When ``language`` is neither ``"python"`` nor ``"cpp"``.
+    EngineError
+        When the executors cannot be started.
+
+    Examples
+    --------
+    >>> from spindle_engine import Cluster, Engine, Worker
+    >>> engine = Engine.start()
+    >>> cluster = Cluster()
+    >>> worker = Worker(cluster, "python")
+    >>> pairs = worker.parallelize(["b", "a", "b"]).map(lambda w: (w, 1))
+    >>> pairs.reduceByKey(lambda x, y: x + y).sortByKey().collect()
+    [('a', 1), ('b', 2)]
+
+    A C++ worker calls functions of a shared library built against engine/cpp/include
+    (``engine/cpp/build.sh`` builds the examples):
+
+    >>> cpp = Worker(cluster, "cpp")  # doctest: +SKIP
+    >>> cpp.importData(pairs).reduceByKey("engine/cpp/build/examples/libwordcount.so:Join").collect()  # doctest: +SKIP
+    [('a', 1), ('b', 2)]
+    """
 
     def __init__(self, cluster, language):
         if language not in ("python", "cpp"):
@@ -327,6 +460,7 @@ class Worker:
         return ttypes.Function(ref=f"{name}@{where}" if where else name, pickled=_pickle(f))
 
     def stop(self):
+        """Stop this worker's executors (``Cluster.stop()`` and ``Engine.stop()`` call it)."""
         for slot in self.slots if hasattr(self, "slots") else []:
             slot.close()
         for ex in self.executors:
@@ -335,6 +469,30 @@ class Worker:
     # -- dataset sources --
 
     def parallelize(self, data, numSlices=None):
+        """Distribute a local collection as a dataset.
+
+        The records are written as partition files by the driver (shared memory in local mode,
+        served to the executors in cluster mode).
+
+        Parameters
+        ----------
+        data : iterable
+            The records (any values of the engine's format: None, bool, int, float, str, bytes,
+            tuples, lists, dicts).
+        numSlices : int, optional
+            Number of partitions (default: the worker's total number of cores); records are
+            split into contiguous, nearly equal slices.
+
+        Returns
+        -------
+        Dataset
+
+        Examples
+        --------
+        >>> ds = worker.parallelize(range(10), 3)
+        >>> ds.getNumPartitions(), ds.collect()
+        (3, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        """
         data = list(data)
         n = max(1, numSlices or len(self.slots))
         directory = self.scratch_dir(f"parallelize{self.next_id()}")
@@ -346,6 +504,32 @@ class Worker:
         return Dataset(self, "source", n, source=FileSource(paths))
 
     def textFile(self, path, minPartitions=None):
+        """Read a UTF-8 text file as a dataset of its lines (without line ends).
+
+        The file is cut into byte ranges at line starts, one partition each; in cluster mode each
+        executor fetches its range from the driver.
+
+        Parameters
+        ----------
+        path : str
+            The file, on the driver's machine.
+        minPartitions : int, optional
+            Number of ranges to cut (default: the worker's total number of cores); a small file
+            may give fewer partitions.
+
+        Returns
+        -------
+        Dataset
+            One string per line.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        ...     _ = f.write("to be\\nor not\\n")
+        >>> worker.textFile(f.name).flatMap(lambda line: line.split()).collect()
+        ['to', 'be', 'or', 'not']
+        """
         path = os.path.abspath(path)
         size = os.path.getsize(path)
         n = max(1, minPartitions or len(self.slots))
@@ -354,7 +538,29 @@ class Worker:
                        source=TextSource(self.cluster.qualify(path, share_dir=True), splits))
 
     def importData(self, dataset):
-        """The same records as `dataset` (of any worker), as a dataset of this worker."""
+        """Return the records of a dataset of any worker as a dataset of this worker.
+
+        This is how workers of different languages share data (e.g. a Python tokenizer feeding a
+        C++ reducer): this worker's executors read the other worker's partition files directly,
+        in the same binary format, never through the driver.
+
+        Parameters
+        ----------
+        dataset : Dataset
+            A dataset of any worker of the same cluster.
+
+        Returns
+        -------
+        Dataset
+            ``dataset`` itself when it is already this worker's; else a dataset with the same
+            records and partitions.
+
+        Examples
+        --------
+        >>> other = Worker(worker.cluster, "python")
+        >>> other.importData(worker.parallelize([1, 2, 3])).map(lambda x: -x).collect()
+        [-1, -2, -3]
+        """
         if dataset.worker is self:
             return dataset
         return Dataset(self, "source", dataset.nparts, source=ImportSource(dataset))
@@ -374,7 +580,7 @@ def _line_splits(path, size, n):
             if start < size and start > starts[-1]:
                 starts.append(start)
     ends = starts[1:] + [size]
-    return [(a, b - a) for a, b in zip(starts, ends)] if size else [(0, 0)]
+    return [(a, b - a) for a, b in zip(starts, ends, strict=False)] if size else [(0, 0)]
 
 
 def _pickle(f):
@@ -446,7 +652,7 @@ class ImportSource:
                                path=os.path.join(directory, f"{p}-{attempt}.bin"))
 
         results = run_partitions(ds, f"export of dataset {ds.id}", sink_for, missing)
-        for p, r in zip(missing, results):
+        for p, r in zip(missing, results, strict=False):
             ex = r.executor
             self.paths[p] = (getattr(ex, "file_server", None), ex.qualify(r.files[0]))
 

@@ -6,7 +6,8 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 try:
-    from ._gen.spindle_agent import Agent, ttypes as agent_types
+    from ._gen.spindle_agent import Agent
+    from ._gen.spindle_agent import ttypes as agent_types
     from ._gen.spindle_rpc import Executor, ttypes
 except ImportError as e:  # pragma: no cover - only before engine/build.sh ran
     raise ImportError("spindle_engine: generated Thrift code missing; run engine/build.sh") from e

@@ -10,8 +10,17 @@ from bisect import bisect_left
 from functools import reduce
 from operator import itemgetter
 
-from .codec import (SELF_KEYED, RawPartition, decode, encode, encode_into, encode_records,
-                    hash_key, write_encoded, write_partition)
+from .codec import (
+    SELF_KEYED,
+    RawPartition,
+    decode,
+    encode,
+    encode_into,
+    encode_records,
+    hash_key,
+    write_encoded,
+    write_partition,
+)
 from .errors import BadData
 from .rpc import ttypes
 
@@ -99,7 +108,7 @@ def _bucket_combined(sink, it, combine, n, bufs, counts, out, env):
     budget = _EntryBudget(env.memory, keys_only)
     records = -1
     if keys_only:
-        for records, r in enumerate(it):
+        for records, r in enumerate(it):  # noqa: B007 - the count is read after the loop
             if r not in acc:
                 acc[r] = None
                 if len(acc) > budget.limit and budget.over(acc):
@@ -108,7 +117,7 @@ def _bucket_combined(sink, it, combine, n, bufs, counts, out, env):
         uf = env.function(sink.fn)
         f, wc, ctx = uf.call, uf.with_context, env.ctx  # no wrapper frame per record
         aggregate = combine == Combine.AGGREGATE
-        for records, (k, v) in enumerate(it):
+        for records, (k, v) in enumerate(it):  # noqa: B007 - the count is read after the loop
             old = get(k, _MISSING)
             if old is not _MISSING:
                 acc[k] = f(old, v, ctx) if wc else f(old, v)

@@ -89,7 +89,7 @@ def _merge_runs(paths, reverse):
     flags = [file_flags(p) & SELF_KEYED for p in paths]
     if all(flags):
         return heapq.merge(*map(iter_file, paths), reverse=reverse)
-    runs = [map(_self_pair, iter_file(p)) if f else iter_file(p) for p, f in zip(paths, flags)]
+    runs = [map(_self_pair, iter_file(p)) if f else iter_file(p) for p, f in zip(paths, flags, strict=False)]
     return map(itemgetter(1), heapq.merge(*runs, key=itemgetter(0), reverse=reverse))
 
 

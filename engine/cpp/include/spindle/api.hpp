@@ -173,10 +173,13 @@ class IPartitionFunction : public abi::Partition {
 
 }  // namespace spindle
 
-#define SPINDLE_EXPORT_AS(SYMBOL, CLASS)                                                 \
-  extern "C" __attribute__((visibility("default"))) const ::spindle::abi::Export SYMBOL = { \
-      ::spindle::abi::kVersion, CLASS::kKind, sizeof(::spindle::Value), #CLASS,           \
-      []() -> ::spindle::abi::FunctionBase* { return new CLASS(); },                      \
-      [](::spindle::abi::FunctionBase* f) { delete f; }};
+#define SPINDLE_EXPORT_AS(SYMBOL, CLASS)                                                                \
+  extern "C" __attribute__((visibility("default")))                                                     \
+  const ::spindle::abi::Export SYMBOL = {::spindle::abi::kVersion,                                      \
+                                         CLASS::kKind,                                                  \
+                                         sizeof(::spindle::Value),                                      \
+                                         #CLASS,                                                        \
+                                         []() -> ::spindle::abi::FunctionBase* { return new CLASS(); }, \
+                                         [](::spindle::abi::FunctionBase* f) { delete f; }};
 
 #define SPINDLE_EXPORT(CLASS) SPINDLE_EXPORT_AS(spindle_export_##CLASS, CLASS)

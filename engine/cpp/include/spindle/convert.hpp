@@ -59,11 +59,17 @@ struct Convert<Bytes> {
 };
 
 template <class T>
-T fromValue(Value&& v) { return Convert<T>::from(std::move(v)); }
+T fromValue(Value&& v) {
+  return Convert<T>::from(std::move(v));
+}
 template <class T>
-T fromValue(const Value& v) { return Convert<T>::from(v); }
+T fromValue(const Value& v) {
+  return Convert<T>::from(v);
+}
 template <class T>
-Value toValue(T&& x) { return Convert<std::decay_t<T>>::to(std::forward<T>(x)); }
+Value toValue(T&& x) {
+  return Convert<std::decay_t<T>>::to(std::forward<T>(x));
+}
 
 template <class A, class B>
 struct Convert<std::pair<A, B>> {
@@ -71,9 +77,7 @@ struct Convert<std::pair<A, B>> {
     if (!v.isPair()) throw BadValue(std::string("expected pair, got ") + Value::typeName(v.type()));
     return {fromValue<A>(std::move(v.first())), fromValue<B>(std::move(v.second()))};
   }
-  static std::pair<A, B> from(const Value& v) {
-    return {fromValue<A>(v.first()), fromValue<B>(v.second())};
-  }
+  static std::pair<A, B> from(const Value& v) { return {fromValue<A>(v.first()), fromValue<B>(v.second())}; }
   static Value to(std::pair<A, B>&& p) {
     return Value::pair(toValue(std::move(p.first)), toValue(std::move(p.second)));
   }
@@ -122,7 +126,8 @@ struct ConvertMap {
   using V = typename M::mapped_type;
   static M from(Value&& v) {
     M out;
-    for (auto& kv : v.asMap()) out.emplace(fromValue<K>(std::move(kv.first)), fromValue<V>(std::move(kv.second)));
+    for (auto& kv : v.asMap())
+      out.emplace(fromValue<K>(std::move(kv.first)), fromValue<V>(std::move(kv.second)));
     return out;
   }
   static M from(const Value& v) {

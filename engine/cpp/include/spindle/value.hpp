@@ -121,8 +121,7 @@ class Value {
   bool operator!=(const Value& o) const { return !(*this == o); }
 
   static const char* typeName(Type t) {
-    static const char* names[] = {"none", "bool", "int", "float", "string",
-                                  "bytes", "pair", "list", "map"};
+    static const char* names[] = {"none", "bool", "int", "float", "string", "bytes", "pair", "list", "map"};
     return unsigned(t) < 9 ? names[int(t)] : "invalid";
   }
 

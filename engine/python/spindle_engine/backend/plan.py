@@ -101,7 +101,7 @@ def run_partitions(ds, stage, sink_for, partitions=None, skip_storage=None):
         todo = [p for p in partitions if p not in done]
         try:
             done.update(zip(todo, run_stage(ds.worker, partition_specs(
-                ds, stage, sink_for, todo, skip_storage))))
+                ds, stage, sink_for, todo, skip_storage)), strict=False))
             return [done[p] for p in partitions]
         except OutputsLost as lost:
             done.update(lost.done)
@@ -171,7 +171,7 @@ class Storage:
         missing = [p for p in range(ds.nparts) if self.source(p) is None]
         specs = partition_specs(ds, f"persist of dataset {ds.id}", sink_for, missing,
                                 skip_storage=ds, placement=self._spread(missing) if memory else None)
-        for p, result in zip(missing, run_stage(ds.worker, specs)):
+        for p, result in zip(missing, run_stage(ds.worker, specs), strict=False):
             ex = result.executor
             path = ex.qualify(result.files[0]) if result.files else None
             key = f"ds{ds.id}-p{p}" if memory else None
@@ -276,7 +276,7 @@ class Shuffle:
 
             results = run_partitions(parent, f"stage {self.id}.{i} (shuffle map)", sink_for,
                                      missing)
-            for q, result in zip(missing, results):
+            for q, result in zip(missing, results, strict=False):
                 ex = result.executor
                 buckets = {b: [ex.qualify(path) for path in paths]
                            for b, paths in (result.buckets or {}).items()}
