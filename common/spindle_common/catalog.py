@@ -36,7 +36,8 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["image", "command"],
             "description": "how a job's driver runs: image and templated command (the job's args follow it)",
             "properties": {"image": {"type": "string", "minLength": 1}, "command": _STRINGS, "env": _STRING_MAP,
-                           "cpus": {"type": "number", "exclusiveMinimum": 0}, "mem_mb": {"type": "integer", "minimum": 64}},
+                           "cpus": {"type": "number", "exclusiveMinimum": 0},
+                           "mem_mb": {"type": "integer", "minimum": 64}},
         },
         "roles": {
             "type": "object",

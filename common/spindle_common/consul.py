@@ -49,7 +49,8 @@ class ConsulClient:
             "Meta": meta or {},
         }
         if check:
-            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}  # check may set Interval
+            # check may set Interval
+            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}
         self._http.put("/v1/agent/service/register", json=body).raise_for_status()
 
     @staticmethod

@@ -10,13 +10,14 @@ from pathlib import Path
 
 from alembic import command, context
 from alembic.config import Config
-from sqlalchemy import MetaData, pool, text
-from sqlalchemy import create_engine
+from sqlalchemy import MetaData, create_engine, pool, text
 
 
 def alembic_config(package: str, database_url: str) -> Config:
     """An Alembic config pointing at ``package``'s migrations folder."""
     module = importlib.import_module(package)
+    if module.__file__ is None:  # a namespace package: no folder to find the migrations in
+        raise ValueError(f"{package} is not a regular package (no __file__), so it has no migrations folder")
     config = Config()
     config.set_main_option("script_location", str(Path(module.__file__).parent / "migrations"))
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
@@ -35,6 +36,8 @@ def run_migrations(target_metadata: MetaData) -> None:
     """Body of every service's ``env.py``: online migrations inside the service's own schema."""
     schema = target_metadata.schema
     url = context.config.get_main_option("sqlalchemy.url")
+    if url is None:  # alembic_config always sets it; an env.py run some other way may not
+        raise ValueError("the Alembic config has no sqlalchemy.url")
     engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as connection:
         connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))

@@ -4,6 +4,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from typing import TypeVar
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
@@ -15,6 +16,9 @@ from spindle_common.errors import ApiError, install_error_handlers
 from spindle_common.settings import ServiceSettings
 
 log = logging.getLogger("spindle")
+
+# A service's own settings class: run_service hands build_app the settings object it was given.
+SettingsT = TypeVar("SettingsT", bound=ServiceSettings)
 
 
 class DependencyUnavailable(Exception):
@@ -89,7 +93,7 @@ def create_service_app(
             with db.get_engine(settings.database_url).connect() as conn:
                 conn.execute(text("SELECT 1"))
         except Exception as exc:
-            raise ApiError(503, "DATABASE_UNAVAILABLE", f"PostgreSQL is unreachable: {type(exc).__name__}")
+            raise ApiError(503, "DATABASE_UNAVAILABLE", f"PostgreSQL is unreachable: {type(exc).__name__}") from exc
         return {"status": "ok", "service": settings.service_name, "checks": {"database": "ok"}}
 
     for router in routers:
@@ -97,7 +101,7 @@ def create_service_app(
     return app
 
 
-def run_service(settings: ServiceSettings, build_app: Callable[[ServiceSettings], FastAPI]) -> None:
+def run_service(settings: SettingsT, build_app: Callable[[SettingsT], FastAPI]) -> None:
     """Process entry point: check dependencies (one-line error and exit 1 if missing), then serve."""
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:

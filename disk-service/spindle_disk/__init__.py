@@ -1,1 +1,2 @@
-"""Spindle disk-service: node and disk inventory, disk states, exclusive allocation, wipe on release, Mesos resources."""
+"""Spindle disk-service: node and disk inventory, disk states, exclusive allocation, wipe on release,
+Mesos resources."""

@@ -8,8 +8,9 @@ allocation cannot get a second one, whatever this code does.
 """
 import random
 import time
+from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -19,7 +20,7 @@ from spindle_disk.models import Allocation, Disk, Node
 from spindle_disk.states import ALLOCATED, FREE, WIPING
 
 
-def _held(session: Session, owner: str) -> list[tuple[Disk, str]]:
+def _held(session: Session, owner: str) -> Sequence[Row[Disk, str]]:
     """The disks ``owner`` holds now, with their node's name."""
     return session.execute(
         select(Disk, Node.name).join(Allocation, Allocation.disk_id == Disk.id).join(Node, Node.id == Disk.node_id)

@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
@@ -132,7 +133,8 @@ _HELD = text(
 # Every (node, class) of the batch at once; each takes its lowest free disks that nobody has locked.
 _CLAIM = text(
     "SELECT w.node_id, w.disk_class, c.id, c.device_path, c.mount_point, c.size_bytes "
-    "FROM unnest(CAST(:node_ids AS int[]), CAST(:classes AS text[]), CAST(:counts AS int[])) AS w(node_id, disk_class, n) "
+    "FROM unnest(CAST(:node_ids AS int[]), CAST(:classes AS text[]), CAST(:counts AS int[])) "
+    "AS w(node_id, disk_class, n) "
     "CROSS JOIN LATERAL ("
     " SELECT d.id, d.device_path, d.mount_point, d.size_bytes FROM disk.disks d"
     " WHERE d.node_id = w.node_id AND d.disk_class = w.disk_class AND d.state = 'free'"
@@ -179,7 +181,7 @@ def allocate_batch(session: Session, asks: Sequence[Ask], actor: str) -> tuple[d
 def _allocate_once(session: Session, asks: Sequence[Ask], actor: str) -> tuple[dict[str, list[HeldRow]], bool]:
     owners = sorted({a.owner for a in asks})
     names = sorted({a.node for a in asks})
-    node_ids = dict(session.execute(_NODES, {"names": names}).all())
+    node_ids: dict[str, int] = dict(session.execute(_NODES, {"names": names}).all())
     for i, ask in enumerate(asks):
         if ask.node not in node_ids:
             raise ApiError(404, "NODE_NOT_FOUND", f"no node named {ask.node!r}", {"node": ask.node, "request": i})
@@ -193,7 +195,7 @@ def _allocate_once(session: Session, asks: Sequence[Ask], actor: str) -> tuple[d
         for i in decided.need:
             demand[(asks[i].node, asks[i].disk_class)] += asks[i].count
         keys = list(demand)
-        claimed: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+        claimed: dict[tuple[str, str], list[list[Any]]] = defaultdict(list)  # [id, device, mount, size]
         node_names = {v: k for k, v in node_ids.items()}
         for node_id, disk_class, *facts in session.execute(_CLAIM, {
                 "node_ids": [node_ids[n] for n, _ in keys], "classes": [c for _, c in keys],

@@ -5,12 +5,14 @@ filesystem label (``spdl-…``) or is mounted below the node's disk root, and ne
 mounted on a system path (``/``, ``/boot``, …). Everything else is reported as ignored, with why.
 """
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 LSBLK_COMMAND = ["lsblk", "--json", "-b", "-o", "NAME,PATH,SERIAL,SIZE,ROTA,TRAN,TYPE,MOUNTPOINT,FSTYPE,LABEL,MODEL"]
 SPINDLE_LABEL_PREFIX = "spdl-"
-SYSTEM_MOUNTS = frozenset({"/", "/boot", "/boot/efi", "/usr", "/var", "/home", "/etc", "/opt", "/srv", "/tmp", "[SWAP]"})
+SYSTEM_MOUNTS = frozenset({"/", "/boot", "/boot/efi", "/usr", "/var", "/home", "/etc", "/opt", "/srv", "/tmp",
+                           "[SWAP]"})
 BLOCK_TYPES = frozenset({"disk", "part", "loop"})
 
 
@@ -112,7 +114,7 @@ def discover(lsblk: dict[str, Any], disk_root: str) -> tuple[list[FoundDisk], li
     return found, ignored
 
 
-def admin_class(disk: FoundDisk, overrides: dict[str, str]) -> str | None:
+def admin_class(disk: FoundDisk, overrides: Mapping[str, str]) -> str | None:
     """The class the admin set for this disk, keyed by label, mount point, device path or serial."""
     return next((overrides[k] for k in (disk.fs_label, disk.mount_point, disk.device_path, disk.serial)
                  if k and k in overrides), None)

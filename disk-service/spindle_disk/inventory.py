@@ -1,6 +1,6 @@
 """Nodes and their disks in the database: register, discover, find, filter, edit, change state."""
 import base64
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Select, and_, select
 from sqlalchemy.orm import Session
@@ -71,7 +71,7 @@ def disk_out(session: Session, disk_id: int) -> schemas.DiskOut:
     return found[0]
 
 
-def register_found(session: Session, node: Node, found: Sequence[FoundDisk], classes: dict[str, str],
+def register_found(session: Session, node: Node, found: Sequence[FoundDisk], classes: Mapping[str, str],
                    actor: str) -> tuple[list[int], list[int]]:
     """Insert disks seen for the first time (state free) and refresh the facts of known ones.
 

@@ -100,6 +100,8 @@ class Wiper:
         with session_factory(self.settings.database_url)() as session:
             disk = inventory.disk_or_404(session, disk_id)
             node = session.get(Node, disk.node_id)
+            if node is None:  # disks.node_id is a foreign key (deleting a node deletes its disks)
+                raise RuntimeError(f"disk {disk_id} has no node {disk.node_id}")
             if disk.state != WIPING or not is_local(node, self.settings):
                 return
             reason = device_mismatch(disk, node)

@@ -40,10 +40,6 @@ def _check_disks(spec: TaskContainer) -> None:
 def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Container:
     """Start the member's container: limits, dedicated disks at /data/N, floating IP, config files."""
     _check_disks(spec)
-    try:
-        client.images.get(spec.image)
-    except ImageNotFound:
-        raise LaunchFailed(f"image {spec.image} is not on this node") from None
     networking = None
     if spec.network:
         endpoint = EndpointConfig(version=client.api._version, ipv4_address=spec.ip)
@@ -65,10 +61,12 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
                 mounts=[Mount(target=target, source=source, type="bind") for source, target in spec.mounts],
             ),
         )["Id"]
-        container = client.containers.get(container_id)
+        container = client.containers.prepare_model({"Id": container_id})  # no inspect: it is read when checked
         if spec.files:
             container.put_archive("/", _files_archive(spec.files))
         container.start()
+    except ImageNotFound:  # create_container never pulls: images are built on the node
+        raise LaunchFailed(f"image {spec.image} is not on this node") from None
     except APIError as exc:
         remove(client, spec.task_id)
         raise LaunchFailed(f"docker refused the container: {exc.explanation or exc}") from exc
@@ -110,9 +108,10 @@ def wait_healthy(container: Container, health: HealthCheckSpec | None, ip: str |
             if result.exit_code == 0:
                 return
             last = f"health command exited {result.exit_code}"
-        elif ip and _tcp_open(ip, health.tcp_port):
-            return
         else:
+            assert health.tcp_port is not None  # HealthCheckSpec: a check without a command has a tcp_port
+            if ip and _tcp_open(ip, health.tcp_port):
+                return
             last = f"port {health.tcp_port} not accepting"
         time.sleep(_interval(health))
     raise LaunchFailed(f"health check did not pass within {health.timeout_seconds if health else 30:.0f}s ({last})")

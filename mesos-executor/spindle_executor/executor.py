@@ -72,7 +72,9 @@ class DockerExecutor(Executor):
         try:
             spec = parse_task_spec(task_id, base64.b64decode(data) if data else b"")
             container = create_and_start(self.client, spec)
+            log.info("task %s: container %s started", task_id, spec.container_name)
             wait_healthy(container, spec.health, spec.ip)
+            log.info("task %s: healthy", task_id)
         except InvalidTaskSpec as exc:
             self._final(driver, status(task_id, "TASK_FAILED", str(exc), "REASON_TASK_INVALID"))
             return

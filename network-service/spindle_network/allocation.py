@@ -53,7 +53,8 @@ def allocate(session: Session, pool_name: str, owner: str) -> tuple[FloatingIp, 
             session.rollback()
             continue
         return free, True
-    raise ApiError(503, "ALLOCATION_CONTENDED", "too many concurrent requests for this pool, retry", {"pool": pool_name})
+    raise ApiError(503, "ALLOCATION_CONTENDED", "too many concurrent requests for this pool, retry",
+                   {"pool": pool_name})
 
 
 def owned(session: Session, owner: str, lock: bool = False) -> list[FloatingIp]:

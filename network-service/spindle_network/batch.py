@@ -113,7 +113,7 @@ def _hold_once(session: Session, pool_name: str, members: Sequence[Member], dns_
                        f"IP pool {pool_name!r} has {unlocked_free} free floating IPs, the batch needs {len(new)}",
                        {"pool": pool_name, "free": unlocked_free, "requested": len(new), "members": len(members)})
     address_of = {m.owner: held[m.owner][0] for m in members if m.owner in held}
-    address_of.update({m.owner: a for m, a in zip(new, free)})
+    address_of.update({m.owner: a for m, a in zip(new, free, strict=True)})  # LIMIT n, and the check above
     names = [m.dns_name if dns_service else None for m in members]
     try:
         session.execute(_TAKE, {"addresses": [address_of[o] for o in owners], "owners": owners,
@@ -121,7 +121,7 @@ def _hold_once(session: Session, pool_name: str, members: Sequence[Member], dns_
     except IntegrityError:  # a single allocation gave one of these owners an IP meanwhile: look again
         raise _Contended() from None
     leases = []
-    for member, name in zip(members, names):
+    for member, name in zip(members, names, strict=True):
         before = held.get(member.owner)
         leases.append(Lease(
             owner=member.owner, address=address_of[member.owner], docker_network=pool.docker_network,
@@ -137,7 +137,7 @@ def register_names(consul: ConsulClient, leases: Sequence[Lease], members: Seque
     """One Consul agent registration per named member; on the first failure, deregister the names
     this call added and raise a 503 DNS_REGISTRATION_FAILED (the caller rolls back the IPs)."""
     added: list[str] = []
-    for lease, member in zip(leases, members):
+    for lease, member in zip(leases, members, strict=True):  # hold(): one lease per member, in order
         if not (dns_service and member.dns_name):
             continue
         # Every second: a launch waits for the first passing check before the member's name resolves.
@@ -193,7 +193,7 @@ def allocate_batch(session: Session, consul: ConsulClient, pool_name: str, membe
         session.commit()
     except Exception:
         session.rollback()
-        deregister(consul, [lease.owner for lease, m in zip(leases, members)
+        deregister(consul, [lease.owner for lease, m in zip(leases, members, strict=True)
                             if dns_service and m.dns_name and not lease.named_before])
         raise
     return leases, any(lease.new for lease in leases)
@@ -207,6 +207,7 @@ def release_owners(session: Session, consul: ConsulClient, owners: Sequence[str]
     rows = list(session.scalars(select(FloatingIp).where(FloatingIp.owner.in_(sorted(set(owners))))
                                 .order_by(FloatingIp.address).with_for_update()))
     for ip in rows:
+        assert ip.owner is not None  # selected by owner
         if ip.container:
             detach(ip)
         if ip.dns_service:

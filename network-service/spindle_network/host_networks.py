@@ -10,9 +10,9 @@ def host_networks(own: set[str]) -> list[ipaddress.IPv4Network]:
     routes = json.loads(subprocess.run(["ip", "-j", "-4", "route"], capture_output=True, text=True, check=True).stdout)
     for route in routes:
         if route.get("dst") not in (None, "default"):
-            found.add(ipaddress.ip_network(route["dst"], strict=False))
+            found.add(ipaddress.IPv4Network(route["dst"], strict=False))  # `ip -4`: IPv4 only
     links = json.loads(subprocess.run(["ip", "-j", "-4", "addr"], capture_output=True, text=True, check=True).stdout)
     for link in links:
         for addr in link.get("addr_info", []):
-            found.add(ipaddress.ip_network(f'{addr["local"]}/{addr["prefixlen"]}', strict=False))
+            found.add(ipaddress.IPv4Network(f'{addr["local"]}/{addr["prefixlen"]}', strict=False))
     return sorted(n for n in found if str(n) not in own)

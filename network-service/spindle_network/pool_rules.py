@@ -25,7 +25,8 @@ def _net(value: str, field: str) -> Net:
     try:
         net = ipaddress.ip_network(value, strict=True)
     except ValueError as exc:
-        raise ApiError(422, "INVALID_CIDR", f"{field} {value!r} is not a valid network: {exc}", {"field": field}) from None
+        raise ApiError(422, "INVALID_CIDR", f"{field} {value!r} is not a valid network: {exc}",
+                       {"field": field}) from None
     if net.version != 4:
         raise ApiError(422, "INVALID_CIDR", f"{field} must be IPv4", {"field": field})
     return net
@@ -36,7 +37,8 @@ def plan_pool(cidr: str, gateway: str | None, floating: str | None, auto: str | 
     """Validate a pool. Defaults: gateway = first address, Docker's range = lower half, floating = upper half."""
     net = _net(cidr, "cidr")
     if net.is_loopback or net.is_link_local or net.is_multicast or net.is_reserved or net.is_unspecified:
-        raise ApiError(422, "INVALID_CIDR", f"{net} is a special-purpose range, not usable for a pool", {"field": "cidr"})
+        raise ApiError(422, "INVALID_CIDR", f"{net} is a special-purpose range, not usable for a pool",
+                       {"field": "cidr"})
     if net.prefixlen > 29:
         raise ApiError(422, "INVALID_CIDR", "cidr must be /29 or larger", {"field": "cidr"})
     lower, upper = net.subnets(prefixlen_diff=1)
@@ -45,7 +47,8 @@ def plan_pool(cidr: str, gateway: str | None, floating: str | None, auto: str | 
     try:
         gw = ipaddress.IPv4Address(gateway) if gateway else next(net.hosts())
     except ValueError:
-        raise ApiError(422, "INVALID_GATEWAY", f"gateway {gateway!r} is not an IPv4 address", {"field": "gateway"}) from None
+        raise ApiError(422, "INVALID_GATEWAY", f"gateway {gateway!r} is not an IPv4 address",
+                       {"field": "gateway"}) from None
     if gw not in net or gw in (net.network_address, net.broadcast_address):
         raise ApiError(422, "INVALID_GATEWAY", f"gateway {gw} is not a host address of {net}", {"field": "gateway"})
     for name, sub in (("floating_cidr", floating_net), ("auto_cidr", auto_net)):
@@ -60,5 +63,6 @@ def plan_pool(cidr: str, gateway: str | None, floating: str | None, auto: str | 
                        {"host_networks": clash})
     plan = PoolPlan(net, gw, floating_net, auto_net)
     if not plan.floating_addresses():
-        raise ApiError(422, "EMPTY_FLOATING_RANGE", f"{floating_net} holds no usable address", {"field": "floating_cidr"})
+        raise ApiError(422, "EMPTY_FLOATING_RANGE", f"{floating_net} holds no usable address",
+                       {"field": "floating_cidr"})
     return plan

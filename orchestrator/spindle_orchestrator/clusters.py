@@ -1,17 +1,17 @@
 """Cluster rows: creation (idempotent per owner + key), lookup, listing with page tokens, events."""
 import base64
-from datetime import datetime
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from spindle_common.contracts import ClusterState
 from spindle_common.errors import ApiError
 from spindle_common.notify import CLUSTERS, EVENTS, notify
 from spindle_orchestrator.models import Cluster, Event
-from spindle_common.contracts import ClusterState
 
 
 def new_cluster_id() -> str:
@@ -26,7 +26,8 @@ def record_event(session: Session, cluster_id: str, step: str, state: str, messa
 
 
 def wake(session: Session, cluster_id: str) -> None:
-    """The worker looks at this cluster as soon as the transaction commits (created, deletion asked, a job changed)."""
+    """The worker looks at this cluster as soon as the transaction commits (created, deletion asked, a job
+    changed)."""
     notify(session, CLUSTERS, cluster_id)
 
 
@@ -34,19 +35,25 @@ def create(session: Session, owner: str, product: str, version: str, options: di
            idempotency_key: str | None) -> tuple[Cluster, bool]:
     """A new PENDING cluster, or the one this owner already created with this key (created=False)."""
     if idempotency_key:
-        existing = session.scalar(select(Cluster).where(Cluster.owner == owner, Cluster.idempotency_key == idempotency_key))
+        existing = session.scalar(select(Cluster).where(Cluster.owner == owner,
+                                                        Cluster.idempotency_key == idempotency_key))
         if existing:
             return _same_request_or_409(existing, product, version, options), False
     cluster = Cluster(id=new_cluster_id(), owner=owner, product=product, version=version, options=options,
-                      state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False, delete_requested=False)
+                      state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False,
+                      delete_requested=False)
     session.add(cluster)
-    record_event(session, cluster.id, "accepted", ClusterState.PENDING.value, f"{product} {version} requested by {owner}")
+    record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
+                 f"{product} {version} requested by {owner}")
     wake(session, cluster.id)
     try:
         session.commit()
     except IntegrityError:  # the same key raced in from a parallel request
         session.rollback()
-        existing = session.scalar(select(Cluster).where(Cluster.owner == owner, Cluster.idempotency_key == idempotency_key))
+        existing = session.scalar(select(Cluster).where(Cluster.owner == owner,
+                                                        Cluster.idempotency_key == idempotency_key))
+        if existing is None:  # some other constraint failed, not the key's: that error stands
+            raise
         return _same_request_or_409(existing, product, version, options), False
     return cluster, True
 

@@ -67,6 +67,10 @@ class EventHub:
                 if not self.waiters[cluster_id]:
                     del self.waiters[cluster_id]
 
+    def exists(self, cluster_id: str) -> bool:
+        with self.sessions() as session:
+            return session.get(clusters.Cluster, cluster_id) is not None
+
     def _read(self, cluster_id: str, after_seq: int) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
         """The cluster (None if gone) and its events after ``after_seq``; the state is read first,
         so every event up to a settled state is in the same answer."""

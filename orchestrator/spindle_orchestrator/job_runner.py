@@ -11,7 +11,8 @@ from typing import Any
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 from docker.types import EndpointConfig, Mount, NetworkingConfig
-from requests.exceptions import ConnectionError as RequestsConnectionError, ReadTimeout
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from spindle_common.clients import NetworkClient
@@ -32,6 +33,22 @@ def container_name(job_id: str) -> str:
 
 def lease_owner(job_id: str) -> str:
     return f"job-{job_id}"
+
+
+# The runner only works on jobs it read from the database, and nothing deletes clusters (nor, hence,
+# their jobs): a missing row is a bug, not a state to handle.
+def _job(session: Session, job_id: str) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise RuntimeError(f"job {job_id} is not in the database")
+    return job
+
+
+def _cluster(session: Session, cluster_id: str) -> Cluster:
+    cluster = session.get(Cluster, cluster_id)
+    if cluster is None:
+        raise RuntimeError(f"cluster {cluster_id} is not in the database")
+    return cluster
 
 
 def driver_command(manifest: dict[str, Any], cluster: Cluster, job: Job, ip: str) -> list[str]:
@@ -100,14 +117,15 @@ class JobRunner:
     def _start(self, client: docker.DockerClient, job_id: str):
         """A PENDING job gets its IP and container (state RUNNING); a RUNNING one gets its container back."""
         with self.sessions.begin() as session:
-            job = session.get(Job, job_id)
+            job = _job(session, job_id)
             if job.state == jobs.RUNNING:
                 try:
                     return client.containers.get(container_name(job_id))
                 except NotFound:
-                    jobs.finish(job, jobs.FAILED, "the driver container is gone (the orchestrator restarted while it ran)")
+                    jobs.finish(job, jobs.FAILED,
+                                "the driver container is gone (the orchestrator restarted while it ran)")
                     return None
-            cluster = session.get(Cluster, job.cluster_id)
+            cluster = _cluster(session, job.cluster_id)
             runner = self.manifest_of(cluster.product, cluster.version).get("jobs")
             if runner is None:
                 jobs.finish(job, jobs.FAILED, f"{cluster.product} {cluster.version} does not run jobs")
@@ -156,7 +174,7 @@ class JobRunner:
         except NotFound:
             code = None
         with self.sessions() as session:
-            cluster_deleted = session.get(Cluster, session.get(Job, job_id).cluster_id).delete_requested
+            cluster_deleted = _cluster(session, _job(session, job_id).cluster_id).delete_requested
         if cluster_deleted:
             self._end(client, job_id, jobs.KILLED, "the cluster was deleted while the job ran", code, container)
         elif code == 0:
@@ -175,7 +193,7 @@ class JobRunner:
             except (NotFound, APIError):
                 pass
         with self.sessions.begin() as session:
-            job = session.get(Job, job_id)
+            job = _job(session, job_id)
             if job.state not in jobs.FINISHED:
                 jobs.finish(job, state, message, code, stdout, stderr)
                 record_event(session, job.cluster_id, "job", state, f"job {job_id}: {message}")

@@ -35,8 +35,8 @@ def _decoded(files: dict[str, str]) -> dict[str, bytes]:
     decoded, total = {}, 0
     for name, data in files.items():
         if not FILE_NAME.match(name):
-            raise ApiError(422, "INVALID_FILE_NAME", f"file name {name!r} must be a plain name (letters, digits, . _ -)",
-                           {"file": name})
+            raise ApiError(422, "INVALID_FILE_NAME",
+                           f"file name {name!r} must be a plain name (letters, digits, . _ -)", {"file": name})
         try:
             decoded[name] = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
@@ -52,7 +52,8 @@ def create(session: Session, jobs_dir: Path, cluster: Cluster, owner: str, main:
            files: dict[str, str]) -> Job:
     """Accept a job for a RUNNING cluster; its files are written before the row commits."""
     if cluster.state != "RUNNING" or cluster.delete_requested:
-        raise ApiError(409, "CLUSTER_NOT_RUNNING", f"cluster {cluster.id} is {cluster.state}; jobs run on RUNNING clusters",
+        raise ApiError(409, "CLUSTER_NOT_RUNNING",
+                       f"cluster {cluster.id} is {cluster.state}; jobs run on RUNNING clusters",
                        {"cluster_id": cluster.id, "state": cluster.state})
     contents = _decoded(files)
     if main not in contents:
@@ -85,7 +86,8 @@ def in_state(session: Session, *states: str) -> list[Job]:
     return list(session.scalars(select(Job).where(Job.state.in_(states)).order_by(Job.created_at)))
 
 
-def finish(job: Job, state: str, message: str, exit_code: int | None = None, stdout: str = "", stderr: str = "") -> None:
+def finish(job: Job, state: str, message: str, exit_code: int | None = None, stdout: str = "",
+           stderr: str = "") -> None:
     job.state, job.message, job.exit_code = state, message[:2000], exit_code
     job.stdout, job.stderr = stdout[-MAX_LOG_CHARS:], stderr[-MAX_LOG_CHARS:]
     job.finished_at = datetime.utcnow()

@@ -20,8 +20,18 @@ from sqlalchemy.orm import Session, sessionmaker
 from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.contracts import (
-    TERMINAL_TASK_STATES, ClusterSpec, ClusterState, ContainerSpec, IpLease, MemberSpec, MemberState, RestartPolicy,
-    TaskView, as_utc, utcnow,
+    TERMINAL_TASK_STATES,
+    ClusterSpec,
+    ClusterState,
+    ContainerSpec,
+    DiskClass,
+    IpLease,
+    MemberSpec,
+    MemberState,
+    RestartPolicy,
+    TaskView,
+    as_utc,
+    utcnow,
 )
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
@@ -30,8 +40,23 @@ from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.models import Cluster, Member
 from spindle_orchestrator.reconcile import (
-    FOLLOWED, Action, AnnounceHealthy, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
-    ReleaseIps, StopJobs, Timeouts, Transition, reconcile,
+    FOLLOWED,
+    Action,
+    AnnounceHealthy,
+    Desired,
+    Kill,
+    Launch,
+    MarkCleanedUp,
+    MemberRecord,
+    Observed,
+    Recheck,
+    RecordMember,
+    Relaunch,
+    ReleaseIps,
+    StopJobs,
+    Timeouts,
+    Transition,
+    reconcile,
 )
 from spindle_orchestrator.render import RenderError, plan_members, render_member
 
@@ -106,7 +131,8 @@ class Lifecycle:
                 tasks = {}
         passing: frozenset[str] = frozenset()
         if state == S.CONFIGURING:
-            passing = frozenset(e["Service"]["ID"].removeprefix("member-") for e in self.consul.service_health(cluster.id)
+            passing = frozenset(e["Service"]["ID"].removeprefix("member-")
+                                for e in self.consul.service_health(cluster.id)
                                 if all(c["Status"] == "passing" for c in e["Checks"]))
         running_jobs = sum(1 for j in jobs.of_cluster(session, cluster.id) if j.state in (jobs.PENDING, jobs.RUNNING))
         return Observed(tasks=tasks, consul_passing=passing, jobs_running=running_jobs if gives_back else 0)
@@ -193,13 +219,15 @@ class Lifecycle:
                      "health_tcp_port": (manifest["roles"][m.role].get("health") or {}).get("tcp_port")}
                     for m in planned], dns_service=cluster.id)
             except ApiError as exc:
-                raise LaunchFailed("IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE", exc.message) from None
+                raise LaunchFailed("IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE",
+                                   exc.message) from None
             leases = {h["owner"]: IpLease(address=h["address"], docker_network=h["docker_network"],
                                           dns_name=h.get("dns_name")) for h in held}
         ips = {member_id: lease.address for member_id, lease in leases.items()}
         context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         try:
-            specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb, disks=m.disks,
+            specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb,
+                                disks={DiskClass(c): n for c, n in m.disks.items()},
                                 restart=manifest["roles"][m.role].get("restart", "never"),
                                 container=ContainerSpec(**render_member(context, manifest, cluster.options, m, ips,
                                                                         planned)),
@@ -208,7 +236,7 @@ class Lifecycle:
         except RenderError as exc:
             raise LaunchFailed("CONFIG_RENDER_FAILED", str(exc)) from None
         existing = {m.member_id: m for m in cluster.members}
-        for m, spec in zip(planned, specs):
+        for m, spec in zip(planned, specs, strict=True):
             row = existing.get(m.member_id) or Member(member_id=m.member_id, cluster_id=cluster.id)
             row.role, row.index, row.state = m.role, m.index, MemberState.PENDING.value
             row.spec = spec.model_dump(mode="json")

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from spindle_common.contracts import (
-    DIED_TASK_STATES, TERMINAL_TASK_STATES, ClusterState, MemberState, RestartPolicy, TaskView,
+    DIED_TASK_STATES,
+    TERMINAL_TASK_STATES,
+    ClusterState,
+    MemberState,
+    RestartPolicy,
+    TaskView,
 )
 
 S = ClusterState

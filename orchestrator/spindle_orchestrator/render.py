@@ -5,6 +5,7 @@ Templates are Jinja2 strings (sandboxed, undefined names are errors) seeing ``cl
 ``member`` (id, name, role, index, ip, data_dirs, cpus, mem_mb), ``peers`` (role → members) and
 ``settings`` (the product-specific options).
 """
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,13 +53,15 @@ def render_value(value: Any, context: dict[str, Any], where: str) -> Any:
 
 
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
-                  member: PlannedMember, ips: dict[str, str | None], all_members: list[PlannedMember]) -> dict[str, Any]:
+                  member: PlannedMember, ips: Mapping[str, str | None],
+                  all_members: list[PlannedMember]) -> dict[str, Any]:
     """The container part of one member's launch request, every template rendered."""
     role = manifest["roles"][member.role]
     disk_count = sum(member.disks.values())
     peers: dict[str, list[dict[str, Any]]] = {}
     for other in all_members:
-        peers.setdefault(other.role, []).append({"id": other.member_id, "name": other.name, "ip": ips.get(other.member_id)})
+        peers.setdefault(other.role, []).append({"id": other.member_id, "name": other.name,
+                                                 "ip": ips.get(other.member_id)})
     context = {
         "cluster": cluster,
         "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,

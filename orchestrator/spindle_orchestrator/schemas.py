@@ -4,7 +4,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from spindle_common.contracts import (
-    ClusterState, ClusterView, EventView, HeldDisk, MemberState, MemberView, PortSpec, Timestamp, as_utc,
+    ClusterState,
+    ClusterView,
+    EventView,
+    HeldDisk,
+    MemberState,
+    MemberView,
+    PortSpec,
+    Timestamp,
+    as_utc,
 )
 from spindle_orchestrator.models import Cluster, Event
 

@@ -2,8 +2,8 @@
 (optionally) the node offers to place them on. They convert to the pure placement's dataclasses."""
 from pydantic import BaseModel, Field, model_validator
 
-from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, PlacementRequest
 from spindle_common.contracts import ClusterSpec, ContainerSpec, DiskClass, MemberSpec
+from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, PlacementRequest
 
 
 class OfferedDiskIn(BaseModel):
@@ -44,7 +44,8 @@ class DryRunMemberIn(MemberSpec):
 
 
 class DryRunIn(ClusterSpec):
-    members: list[DryRunMemberIn] = Field(min_length=1, max_length=1000)
+    # A pydantic field narrowed in a subclass (validated as dry-run members); mypy sees a list's invariance.
+    members: list[DryRunMemberIn] = Field(min_length=1, max_length=1000)  # type: ignore[assignment]
     anti_affinity_roles: list[str] = Field(default=[], description="roles with at most one member per node")
     offers: list[NodeOfferIn] | None = Field(
         default=None, max_length=10_000, description="nodes to place on; omitted = the Mesos offers held now")
@@ -61,6 +62,7 @@ class DryRunIn(ClusterSpec):
         """The request as placement sees it; ``extra_*`` is what each member's executor adds."""
         return PlacementRequest(
             self.cluster_id,
-            [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb, {c.value: n for c, n in m.disks.items()}, m.cpuset)
+            [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb,
+                           {c.value: n for c, n in m.disks.items()}, m.cpuset)
              for m in self.members],
             self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles))

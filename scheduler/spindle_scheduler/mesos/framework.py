@@ -62,7 +62,8 @@ class SpindleFramework(Scheduler):
     def _reconcile(self, driver) -> None:
         """Ask the master about every task we think is live; unknown ones come back TASK_LOST."""
         live = self.store.live()
-        driver.reconcileTasks([{"task_id": {"value": t.task_id}, **({"agent_id": {"value": t.agent_id}} if t.agent_id else {})}
+        driver.reconcileTasks([{"task_id": {"value": t.task_id},
+                                **({"agent_id": {"value": t.agent_id}} if t.agent_id else {})}
                                for t in live])
         self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
         self.reconciled.set()

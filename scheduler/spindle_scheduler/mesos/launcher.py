@@ -79,7 +79,7 @@ class Launcher:
                 for task in tasks:
                     self.store.set(task.task_id, message=f"retrying: {exc.code}: {exc.message}"[:2000])
                 continue
-            for task, info in zip(tasks, infos):
+            for task, info in zip(tasks, infos, strict=True):  # one info per task
                 offer = placed[task.task_id][0]
                 consume(offer, task.request, info["_roots"])
                 self.store.set(task.task_id, state="LAUNCHING", hostname=offer.hostname, agent_id=offer.agent_id,

@@ -7,7 +7,13 @@ atomically on a working copy of the offers, explaining every node that did not f
 resources as placement consumes them.
 """
 from spindle_scheduler.placement.model import (
-    DISK_CLASSES, STRATEGIES, MemberRequest, NodeOffer, OfferedDisk, PlacementRequest, Reason,
+    DISK_CLASSES,
+    STRATEGIES,
+    MemberRequest,
+    NodeOffer,
+    OfferedDisk,
+    PlacementRequest,
+    Reason,
 )
 from spindle_scheduler.placement.placer import place
 from spindle_scheduler.placement.plan import Placement, Plan

@@ -46,7 +46,7 @@ def explain(reasons: list[Reason]) -> str:
     if len(reasons) <= LISTED_NODES:
         return "; ".join(str(r) for r in reasons)
     counts = Counter(r.constraint for r in reasons)
-    example = {}
+    example: dict[str, Reason] = {}
     for reason in reasons:
         example.setdefault(reason.constraint, reason)
     return "; ".join(f"{count} of {len(reasons)} nodes short on {constraint}, e.g. {example[constraint]}"

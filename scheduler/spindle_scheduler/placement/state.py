@@ -46,7 +46,8 @@ class NodeState:
         cpu_ids: list[int] = []
         if member.cpuset:
             # The NUMA node with the fewest free cpus that still fits: keeps big ones for big asks.
-            numa = min((n for n, c in self.numa.items() if len(c) >= member.cpuset), key=lambda n: (len(self.numa[n]), n))
+            numa = min((n for n, c in self.numa.items() if len(c) >= member.cpuset),
+                       key=lambda n: (len(self.numa[n]), n))
             cpu_ids, self.numa[numa] = self.numa[numa][:member.cpuset], self.numa[numa][member.cpuset:]
         self.members_of[cluster_id] = self.members_of.get(cluster_id, 0) + 1
         self.roles.add((cluster_id, member.role))

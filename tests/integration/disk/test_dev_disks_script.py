@@ -6,7 +6,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from disk_helpers import ADMIN, TOKEN
 
 REPO = Path(__file__).resolve().parents[3]

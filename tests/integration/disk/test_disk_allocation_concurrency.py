@@ -4,9 +4,9 @@ from collections import Counter
 
 import httpx
 import pytest
+from disk_helpers import ADMIN, SERVICE, add_node
 from sqlalchemy import create_engine, text
 
-from disk_helpers import ADMIN, SERVICE, add_node
 from tests.support.race import race
 
 ROUNDS = 20

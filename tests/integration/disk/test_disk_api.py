@@ -1,10 +1,9 @@
 """disk-service's admin and allocation API against real PostgreSQL: behaviour, and bad input that
 leaves every state as it was."""
 import pytest
+from disk_helpers import ADMIN, SERVICE, USER, add_node, fake_lsblk
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
-
-from disk_helpers import ADMIN, SERVICE, USER, add_node, fake_lsblk
 
 
 def states(api, node):
@@ -124,7 +123,8 @@ def test_allocation_is_all_or_nothing_idempotent_and_release_wipes(api):
     first = api.post("/allocations", json=ask, headers=SERVICE)
     assert first.status_code == 201
     ids = [d["id"] for d in first.json()["disks"]]
-    assert len(ids) == 3 and all(d["state"] == "allocated" and d["owner"] == ask["owner"] for d in first.json()["disks"])
+    assert len(ids) == 3 and all(d["state"] == "allocated" and d["owner"] == ask["owner"]
+                                 for d in first.json()["disks"])
     again = api.post("/allocations", json=ask, headers=SERVICE)
     assert again.status_code == 200 and [d["id"] for d in again.json()["disks"]] == ids
     error(api.post("/allocations", json={**ask, "count": 2}, headers=SERVICE), 409, "OWNER_HOLDS_OTHER_COUNT")
@@ -141,7 +141,8 @@ def test_allocation_is_all_or_nothing_idempotent_and_release_wipes(api):
     assert api.get("/allocations", params={"owner": ask["owner"]}, headers=SERVICE).json()["node"] == "n1"
 
     free_ssd = next(i for i, (s, _) in before.items() if s == "free")
-    error(api.post("/allocations/release", json={"disk_ids": [ids[0], free_ssd]}, headers=SERVICE), 409, "NOT_ALLOCATED")
+    error(api.post("/allocations/release", json={"disk_ids": [ids[0], free_ssd]}, headers=SERVICE),
+          409, "NOT_ALLOCATED")
     error(api.post("/allocations/release", json={"disk_ids": [424242]}, headers=SERVICE), 404, "DISK_NOT_FOUND")
     error(api.post("/allocations/release", json={"owner": "nobody"}, headers=SERVICE), 409, "NOT_ALLOCATED")
     error(api.post("/allocations/release", json={}, headers=SERVICE), 422, "VALIDATION_FAILED")

@@ -3,9 +3,9 @@ idempotent on retry; many owners released in one call; two batches racing for th
 from collections import Counter
 
 import httpx
+from disk_helpers import ADMIN, SERVICE, TOKEN, add_node
 from sqlalchemy import create_engine, text
 
-from disk_helpers import ADMIN, SERVICE, TOKEN, add_node
 from spindle_common.clients import DiskClient
 from spindle_common.errors import ApiError
 from tests.support.race import race
@@ -28,7 +28,8 @@ def db_counts(url: str) -> tuple[int, int]:
     engine = create_engine(url)
     with engine.connect() as conn:
         counts = (conn.execute(text("SELECT count(*) FROM disk.allocations WHERE released_at IS NULL")).scalar(),
-                  conn.execute(text("SELECT count(*) FROM disk.disk_transitions WHERE from_state IS NOT NULL")).scalar())
+                  conn.execute(text("SELECT count(*) FROM disk.disk_transitions WHERE from_state IS NOT NULL"))
+                  .scalar())
     engine.dispose()
     return counts
 
@@ -151,7 +152,7 @@ def test_two_batches_racing_for_the_same_disks_one_wins_wholly(live_url, disk_db
             add_node(admin, node, {"hdd": 4, "ssd": 1})
             batches = [[ask(f"r{round_}-c{c}-m0", node, "hdd", 2), ask(f"r{round_}-c{c}-m1", node, "hdd", 2),
                         ask(f"r{round_}-c{c}-m1", node, "ssd", 1)] for c in range(2)]
-            responses = race(live_url, 2, lambda client, i: client.post(
+            responses = race(live_url, 2, lambda client, i, batches=batches: client.post(
                 "/allocations/batch", headers=SERVICE, json={"requests": batches[i]}))
             statuses = sorted(r.status_code for r in responses)
             assert statuses == [201, 409], (round_, [r.text for r in responses])
@@ -173,8 +174,8 @@ def test_the_same_batch_twice_at_once_holds_one_set_of_disks(live_url):
             node = f"twice-{round_}"
             add_node(admin, node, {"hdd": 8})
             body = {"requests": [ask(f"t{round_}-m{i}", node, "hdd", 2) for i in range(3)]}
-            responses = race(live_url, 4, lambda client, i: client.post("/allocations/batch", headers=SERVICE,
-                                                                        json=body))
+            responses = race(live_url, 4, lambda client, i, body=body: client.post("/allocations/batch",
+                                                                                   headers=SERVICE, json=body))
             assert sorted(r.status_code for r in responses) == [200, 200, 200, 201], [r.text for r in responses]
             assert len({r.text for r in responses}) == 1, "every answer names the same disks"
             assert Counter(s for s, _ in states(admin, node).values()) == {"allocated": 6, "free": 2}

@@ -6,10 +6,9 @@ import time
 import uuid
 
 import pytest
+from disk_helpers import ADMIN, SERVICE
 
 from spindle_disk import blockdev
-
-from disk_helpers import ADMIN, SERVICE
 
 
 def sh(*command: str) -> str:
@@ -88,7 +87,8 @@ def test_release_wipes_the_disk_and_frees_it(api, loop_disk):
     assert mounted == {"source": loop_disk["device"], "fstype": "xfs", "label": loop_disk["label"]}
     log = api.get(f"/disks/{disk['id']}/transitions", headers=ADMIN).json()
     assert [(t["from_state"], t["to_state"], t["actor"]) for t in log][-3:] == [
-        ("free", "allocated", "scheduler"), ("allocated", "wiping", "scheduler"), ("wiping", "free", "disk-service/wipe")]
+        ("free", "allocated", "scheduler"), ("allocated", "wiping", "scheduler"),
+        ("wiping", "free", "disk-service/wipe")]
 
 
 def test_a_failed_wipe_quarantines_the_disk_until_an_admin_wipes_it(api, loop_disk):

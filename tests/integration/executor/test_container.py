@@ -48,7 +48,8 @@ def spec_for(image: str, network: str | None, ip: str | None, disks: list[str], 
 
 def test_member_container_gets_limits_disk_ip_and_files(client, network, disk, platform_env):
     spec = spec_for(platform_env["SPINDLE_BASE_IMAGE"], network, "172.31.210.150", [disk], cpuset="0",
-                    command=["sh", "-c", "echo from-member > /data/1/hello && cd /data/1 && exec python3 -m http.server 8000"],
+                    command=["sh", "-c",
+                             "echo from-member > /data/1/hello && cd /data/1 && exec python3 -m http.server 8000"],
                     files={"/etc/spindle/member.conf": "role=worker\n"},
                     health={"tcp_port": 8000, "timeout_seconds": 60})
     try:
@@ -120,4 +121,5 @@ def test_orphans_of_dead_tasks_are_removed(client, platform_env):
 
 def _other_live_tasks(client, ours: set[str]) -> set[str]:
     """Tasks of containers other tests own right now: this test must not remove them."""
-    return {c.labels["io.spindle.task-id"] for c in client.containers.list(all=True, filters={"label": "io.spindle.task-id"})} - ours
+    return {c.labels["io.spindle.task-id"]
+            for c in client.containers.list(all=True, filters={"label": "io.spindle.task-id"})} - ours

@@ -16,7 +16,7 @@ def tables(url: str, schema: str) -> set[str]:
 
 
 def test_migrations_apply_from_empty_and_are_reversible(fresh_database):
-    for package, schema in PACKAGES.items():
+    for package in PACKAGES:
         migrations.upgrade(package, fresh_database)
     after_upgrade = {schema: tables(fresh_database, schema) for schema in PACKAGES.values()}
     assert {"users", "api_tokens"} <= after_upgrade["api"]

@@ -135,7 +135,7 @@ def test_offers_are_rescinded_when_the_agents_disks_change(master, tmp_path):
     if disk_root is None:
         pytest.skip("against a real master the agent's resources are not this test's to change")
     recorder = Recorder()  # keeps its offers
-    with framework(url, recorder) as driver:
+    with framework(url, recorder):
         recorder.wait(lambda r: r.offers)
         resources_file = tmp_path / "resources.json"
         resources_file.write_text("[]")  # the disk went away (e.g. marked failed in disk-service)

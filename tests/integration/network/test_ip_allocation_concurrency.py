@@ -25,7 +25,8 @@ def test_fifty_requests_for_the_last_ten_ips(live_url):
         for round_ in range(ROUNDS):
             early = [f"r{round_}-early-{i}" for i in range(5)]
             for owner in early:  # leave exactly 10 free
-                assert admin.post("/allocations", headers=SERVICE, json={"owner": owner, "pool": "race"}).status_code == 201
+                assert admin.post("/allocations", headers=SERVICE,
+                                  json={"owner": owner, "pool": "race"}).status_code == 201
 
             responses = race_for_ips(live_url, "race", round_)
             statuses = Counter(r.status_code for r in responses)
@@ -50,7 +51,7 @@ def test_concurrent_releases_of_one_owner_with_a_dns_name_all_succeed(live_url):
             held = admin.post("/allocations", headers=SERVICE, json={
                 "owner": owner, "pool": "rel", "dns_service": "release-race", "dns_name": owner, "health_tcp_port": 80})
             assert held.status_code == 201, held.text
-            responses = race(live_url, 8, lambda client, i: client.post(
+            responses = race(live_url, 8, lambda client, i, owner=owner: client.post(
                 "/allocations/release", headers=SERVICE, json={"owner": owner}))
             statuses = Counter(r.status_code for r in responses)
             assert set(statuses) <= {200, 404} and statuses[200] >= 1, (round_, statuses)

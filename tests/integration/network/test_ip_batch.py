@@ -27,7 +27,8 @@ def pool(api, name, cidr):
 def held_ips(url: str) -> dict[str, str]:
     engine = create_engine(url)
     with engine.connect() as conn:
-        rows = dict(conn.execute(text("SELECT owner, host(address) FROM network.floating_ips WHERE owner IS NOT NULL")).all())
+        rows = dict(conn.execute(text("SELECT owner, host(address) FROM network.floating_ips "
+                                      "WHERE owner IS NOT NULL")).all())
     engine.dispose()
     return rows
 
@@ -79,7 +80,8 @@ def test_batch_holds_every_member_with_its_name_and_a_retry_returns_the_same(api
     owners = [lease["owner"] for lease in grown.json()["leases"]] + ["never-held-anything"]
     released = api.post("/allocations/release", json={"owners": owners}, headers=SERVICE)
     assert released.status_code == 200, released.text
-    assert sorted(ip["address"] for ip in released.json()) == sorted(l["address"] for l in grown.json()["leases"])
+    assert sorted(ip["address"] for ip in released.json()) == sorted(lease["address"]
+                                                                     for lease in grown.json()["leases"])
     assert all(ip["owner"] is None and ip["dns"] is None for ip in released.json())
     assert held_ips(fresh_database) == {} and consul_services(consul_url, cluster) == {}
     again = api.post("/allocations/release", json={"owners": owners}, headers=SERVICE)
@@ -90,7 +92,8 @@ def test_batch_holds_every_member_with_its_name_and_a_retry_returns_the_same(api
 
 def test_a_batch_larger_than_the_free_ips_holds_nothing(api, fresh_database, consul_url, cluster):
     pool(api, "tbatch-small", "172.31.212.64/29")  # floating .68–.70: three addresses
-    assert api.post("/allocations", json={"owner": "someone", "pool": "tbatch-small"}, headers=SERVICE).status_code == 201
+    assert api.post("/allocations", json={"owner": "someone", "pool": "tbatch-small"},
+                    headers=SERVICE).status_code == 201
     response = api.post("/allocations/batch", headers=SERVICE,
                         json={"pool": "tbatch-small", "dns_service": cluster, "members": members(cluster, 3)})
     assert response.status_code == 409, response.text
@@ -153,8 +156,10 @@ def test_bad_batches_change_nothing(api, fresh_database, cluster):
         ({"pool": "nope", "members": members(cluster, 1)}, SERVICE, 404, "POOL_NOT_FOUND"),
         ({"pool": "tbatch-bad", "members": members(cluster, 1) * 2}, SERVICE, 422, "VALIDATION_FAILED"),
         ({"pool": "tbatch-bad", "members": []}, SERVICE, 422, "VALIDATION_FAILED"),
-        ({"pool": "tbatch-bad", "members": [{"owner": "x", "dns_name": "Not A Name"}]}, SERVICE, 422, "VALIDATION_FAILED"),
-        ({"pool": "tbatch-bad", "dns_service": "UPPER", "members": members(cluster, 1)}, SERVICE, 422, "VALIDATION_FAILED"),
+        ({"pool": "tbatch-bad", "members": [{"owner": "x", "dns_name": "Not A Name"}]},
+         SERVICE, 422, "VALIDATION_FAILED"),
+        ({"pool": "tbatch-bad", "dns_service": "UPPER", "members": members(cluster, 1)},
+         SERVICE, 422, "VALIDATION_FAILED"),
         ({"pool": "tbatch-bad", "members": members(cluster, 1)}, USER, 403, "FORBIDDEN"),
     ]
     for body, headers, status, code in cases:
@@ -171,8 +176,9 @@ def test_two_batches_racing_for_the_last_ips_one_wins_wholly(live_url, fresh_dat
         pool(admin, "tbatch-race", "172.31.213.0/27")  # 15 floating IPs
         for round_ in range(10):
             clusters = [f"r{round_}x{uuid.uuid4().hex[:6]}" for _ in range(2)]
-            responses = race(live_url, 2, lambda client, i: client.post("/allocations/batch", headers=SERVICE, json={
-                "pool": "tbatch-race", "dns_service": clusters[i], "members": members(clusters[i], 10)}))
+            responses = race(live_url, 2, lambda client, i, clusters=clusters: client.post(
+                "/allocations/batch", headers=SERVICE,
+                json={"pool": "tbatch-race", "dns_service": clusters[i], "members": members(clusters[i], 10)}))
             statuses = sorted(r.status_code for r in responses)
             assert statuses == [201, 409], (round_, [r.text for r in responses])
             winner = next(i for i, r in enumerate(responses) if r.status_code == 201)

@@ -10,7 +10,8 @@ import pytest
 from tests.integration.network.conftest import ADMIN, SERVICE
 
 SERVE = "cd /tmp && echo $HOSTNAME > who && exec python3 -m http.server 8000"
-FETCH = "python3 -c \"import urllib.request,sys; print(urllib.request.urlopen('http://%s:8000/who', timeout=5).read().decode().strip())\""
+FETCH = ("python3 -c \"import urllib.request,sys; "
+         "print(urllib.request.urlopen('http://%s:8000/who', timeout=5).read().decode().strip())\"")
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ def test_pool_creates_its_docker_network_and_reports_usage(api):
     created = pool(api)
     assert created.status_code == 201, created.text
     body = created.json()
-    assert (body["floating_cidr"], body["auto_cidr"], body["floating_total"]) == ("172.31.204.32/27", "172.31.204.0/27", 31)
+    assert (body["floating_cidr"], body["auto_cidr"], body["floating_total"]) == ("172.31.204.32/27",
+                                                                                 "172.31.204.0/27", 31)
     network = docker.from_env().networks.get(body["docker_network"])
     assert network.attrs["Labels"]["io.spindle.owned"] == "true"
     assert network.attrs["IPAM"]["Config"][0] == {"Subnet": "172.31.204.0/26", "Gateway": "172.31.204.1",

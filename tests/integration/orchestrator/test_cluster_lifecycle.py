@@ -24,7 +24,8 @@ RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
 def orchestrator(fresh_database, platform_env):
     migrations.upgrade("spindle_orchestrator", fresh_database)
     settings = Settings(database_url=fresh_database, internal_token=platform_env["SPINDLE_INTERNAL_TOKEN"],
-                        consul_url=platform_env["SPINDLE_CONSUL_URL"], scheduler_database_url=platform_env["SPINDLE_DATABASE_URL"])
+                        consul_url=platform_env["SPINDLE_CONSUL_URL"],
+                        scheduler_database_url=platform_env["SPINDLE_DATABASE_URL"])
     app = build_app(settings)
     with running_worker(app), serve(app) as url:
         yield url, internal_headers(settings.internal_token, "api-server", "service")
@@ -47,9 +48,10 @@ def check_running(http, headers, cluster_id: str) -> list[dict]:
     members = cluster["members"]
     assert [m["member_id"] for m in members] == [f"{cluster_id}-server-1", f"{cluster_id}-server-2"]
     ips = [m["ip"] for m in members]
-    for member, ip in zip(members, ips):
+    for member, ip in zip(members, ips, strict=True):
         assert member["state"] == "TASK_RUNNING" and len(member["disks"]) == 1
-        assert member["dns_name"] == f"{member['member_id'].removeprefix(cluster_id + '-')}.{cluster_id}.service.spindle"
+        label = member["member_id"].removeprefix(cluster_id + "-")
+        assert member["dns_name"] == f"{label}.{cluster_id}.service.spindle"
         assert [r.to_text() for r in RESOLVER.resolve(member["dns_name"], "A")] == [ip]
         page = httpx.get(f"http://{ip}:8000/index.html", timeout=5).text  # rendered config, peers' IPs
         assert f"of {cluster_id}</h1>" in page and all(peer in page for peer in ips)

@@ -47,8 +47,8 @@ def test_listing_pages_through_every_cluster_once(api):
     launch(api, owner="bob")
     seen, token = [], None
     while True:
-        page = api.get("/clusters", params={"owner": "alice", "page_size": 2, **({"page_token": token} if token else {})},
-                       headers=AS_API).json()
+        page = api.get("/clusters", headers=AS_API,
+                       params={"owner": "alice", "page_size": 2, **({"page_token": token} if token else {})}).json()
         seen += [c["id"] for c in page["items"]]
         token = page["next_page_token"]
         if not token:
@@ -63,6 +63,7 @@ def test_delete_is_recorded_and_bad_input_is_refused(api):
     assert steps[-1] == "DELETE_REQUESTED"
     assert api.get("/clusters/cnope", headers=AS_API).json()["error"]["code"] == "CLUSTER_NOT_FOUND"
     assert api.get("/clusters", params={"state": "SLEEPING"}, headers=AS_API).status_code == 422
-    assert api.get("/clusters", params={"page_token": "garbage"}, headers=AS_API).json()["error"]["code"] == "INVALID_PAGE_TOKEN"
+    bad_token = api.get("/clusters", params={"page_token": "garbage"}, headers=AS_API)
+    assert bad_token.json()["error"]["code"] == "INVALID_PAGE_TOKEN"
     assert launch(api, owner="").status_code == 422
     assert api.post("/clusters", json={}, headers=internal_headers(TOKEN, "x", "user")).status_code == 403

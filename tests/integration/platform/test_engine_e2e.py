@@ -56,7 +56,7 @@ def reference_centroids(args: list[str]) -> list[list[float]]:
 
 def assert_same_centroids(got, want):
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, rel=1e-9, abs=1e-9)
 
 

@@ -55,7 +55,8 @@ def member(i: int, image: str, lease: dict | None = None) -> dict:
     return {"member_id": f"e2e-m{i}", "role": "worker", "cpus": 1, "mem_mb": 512, "disks": {"hdd": 1},
             **({"lease": lease} if lease else {}),
             "container": {"image": image, "hostname": f"m{i}",
-                          "command": ["sh", "-c", "hostname > /data/1/who && cd /data/1 && exec python3 -m http.server 8000"],
+                          "command": ["sh", "-c",
+                                      "hostname > /data/1/who && cd /data/1 && exec python3 -m http.server 8000"],
                           "health": {"tcp_port": 8000, "timeout_seconds": 60}}}
 
 
@@ -88,8 +89,9 @@ def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(sched
         roots = [t["disks"][0]["mount_point"] for t in tasks]
         ips = [t["ip"] for t in tasks]
         assert ips == [leases[t["member_id"]]["address"] for t in tasks] and len(set(roots)) == 3
-        containers = [client.containers.list(filters={"label": f"io.spindle.task-id={t['task_id']}"})[0] for t in tasks]
-        for container, root in zip(containers, roots):
+        containers = [client.containers.list(filters={"label": f"io.spindle.task-id={t['task_id']}"})[0]
+                      for t in tasks]
+        for container, root in zip(containers, roots, strict=True):
             mounts = {m["Destination"]: m["Source"] for m in container.attrs["Mounts"]}
             assert mounts == {"/data/1": root}
         for i, container in enumerate(containers):  # each reaches the others by floating IP
@@ -107,7 +109,8 @@ def test_three_members_run_on_their_disks_and_ips_then_everything_is_freed(sched
     with httpx.Client(base_url="http://127.0.0.1:8083", headers=admin, timeout=30) as disks:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            states = {d["mount_point"]: (d["state"], d["owner"]) for d in disks.get("/disks", params={"node": NODE}).json()["items"]}
+            states = {d["mount_point"]: (d["state"], d["owner"])
+                      for d in disks.get("/disks", params={"node": NODE}).json()["items"]}
             if all(states[root] == ("free", None) for root in roots):
                 break
             time.sleep(0.5)
@@ -129,7 +132,8 @@ def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform
     url, headers = scheduler
     image = platform_env["SPINDLE_BASE_IMAGE"]
     admin = internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "e2e-test", "admin")
-    free_before = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
+    free_before = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"},
+                            headers=admin).json()
     with httpx.Client(base_url=url, timeout=30) as http:
         deadline = time.monotonic() + 30
         while True:  # the first offers arrive within an allocation round or two
@@ -141,14 +145,17 @@ def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform
         assert plan["placeable"] and len(plan["members"]) == 3 and {m["node"] for m in plan["members"]} == {NODE}
 
         greedy = {**member(9, image), "disks": {"ssd": 5}}
-        refused = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry2", "members": [greedy]}).json()
+        refused = http.post("/placements/dry-run", headers=headers,
+                            json={"cluster_id": "dry2", "members": [greedy]}).json()
         assert not refused["placeable"] and refused["members"] == []
-        assert refused["reasons"][0]["nodes"] == [{"node": NODE, "constraint": "disks", "message": "needs 5 ssd disks, 2 free"}]
+        assert refused["reasons"][0]["nodes"] == [{"node": NODE, "constraint": "disks",
+                                                   "message": "needs 5 ssd disks, 2 free"}]
 
         invalid = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry3", "members": [
             {**greedy, "disks": {"floppy": 1}}]})
         assert invalid.status_code == 422 and "'hdd', 'ssd' or 'nvme'" in invalid.text
-    free_after = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"}, headers=admin).json()
+    free_after = httpx.get("http://127.0.0.1:8083/disks", params={"node": NODE, "state": "free"},
+                           headers=admin).json()
     assert [d["id"] for d in free_after["items"]] == [d["id"] for d in free_before["items"]], "a dry run holds nothing"
 
 
@@ -176,18 +183,21 @@ def test_launch_failures_and_killed_executors_leave_nothing_behind(scheduler, pl
                                                               "docker_network": lease["docker_network"]}),
               "member_id": "e2e-victim"}
     with httpx.Client(base_url=url, timeout=30) as http:
-        assert http.post("/launches", headers=headers, json={"cluster_id": "e2e-fail", "members": [broken]}).status_code == 202
+        assert http.post("/launches", headers=headers,
+                         json={"cluster_id": "e2e-fail", "members": [broken]}).status_code == 202
         failed = wait_tasks(http, headers, "e2e-fail", lambda ts: ts[0]["state"] == "TASK_FAILED")[0]
         assert "image spindle/no-such-image:0 is not on this node" in failed["message"]
 
-        assert http.post("/launches", headers=headers, json={"cluster_id": "e2e-kill", "members": [victim]}).status_code == 202
+        assert http.post("/launches", headers=headers,
+                         json={"cluster_id": "e2e-kill", "members": [victim]}).status_code == 202
         task = wait_tasks(http, headers, "e2e-kill", lambda ts: ts[0]["state"] == "TASK_RUNNING")[0]
         for pid in executor_pids(task["task_id"]):
             os.kill(pid, 9)  # the executor dies without cleaning up its container
         lost = wait_tasks(http, headers, "e2e-kill", lambda ts: ts[0]["state"] == "TASK_FAILED")[0]
         assert "executor exited" in lost["message"]
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}):
+    while time.monotonic() < deadline and client.containers.list(all=True,
+                                                                 filters={"label": "io.spindle.member=e2e-victim"}):
         time.sleep(0.3)
     assert client.containers.list(all=True, filters={"label": "io.spindle.member=e2e-victim"}) == []
     assert httpx.get("http://127.0.0.1:8084/allocations", params={"owner": "e2e-noimage"},

@@ -51,7 +51,8 @@ def test_member_gets_a_dedicated_disk_and_floating_ip(platform_env, services):
     held = disks.allocate(node, "hdd", 1, owner)
     lease = network.allocate(owner, "default")
     member = spec(platform_env, owner, [held[0]["mount_point"]], lease["docker_network"], lease["address"],
-                  ["sh", "-c", "echo secret-of-$HOSTNAME > /data/1/secret && cd /data/1 && exec python3 -m http.server 8000"],
+                  ["sh", "-c",
+                   "echo secret-of-$HOSTNAME > /data/1/secret && cd /data/1 && exec python3 -m http.server 8000"],
                   {"tcp_port": 8000, "timeout_seconds": 60})
     other = spec(platform_env, stranger, [])
     try:

@@ -44,7 +44,8 @@ def test_a_killed_member_comes_back_with_its_ip_on_fresh_disks(database_url, pla
             assert member["replacements"] == 1
             replaced_events = [e for e in user.events(cluster) if e["state"] == "REPLACED"]
             assert [e["member_id"] for e in replaced_events] == [victim["member_id"]]
-            assert replaced_events[0]["message"].startswith("replacement 1 after TASK_FAILED: container exited with code 137")
+            assert replaced_events[0]["message"].startswith(
+                "replacement 1 after TASK_FAILED: container exited with code 137")
             moves = [e["state"] for e in user.events(cluster) if e["step"] == "cluster"]
             assert moves[-2:] == ["DEGRADED", "RUNNING"], moves
         finally:

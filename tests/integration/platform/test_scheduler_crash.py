@@ -41,7 +41,9 @@ def holdings(platform_env, owners: list[str]) -> dict[str, tuple[int, int, int]]
     return result
 
 
-def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, platform_env, mesos_master, tmp_path):
+# mesos_master is the pytest fixture imported above, not a redefinition of it.
+def test_scheduler_killed_mid_launch_recovers_without_leaks(fresh_database, platform_env, tmp_path,
+                                                            mesos_master):  # noqa: F811
     upgrade("spindle_scheduler", fresh_database)
     port = free_port()
     env = scheduler_env(platform_env, fresh_database, mesos_master, port)

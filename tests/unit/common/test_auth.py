@@ -1,4 +1,6 @@
 """Internal callers must present the platform token and a role allowed for the route."""
+from typing import Annotated
+
 import pytest
 from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
@@ -15,7 +17,7 @@ def client() -> TestClient:
     install_error_handlers(app)
 
     @app.get("/admin-only")
-    def admin_only(caller: Caller = Depends(caller_dependency(TOKEN, "admin"))) -> dict:
+    def admin_only(caller: Annotated[Caller, Depends(caller_dependency(TOKEN, "admin"))]) -> dict:
         return {"actor": caller.actor}
 
     return TestClient(app)

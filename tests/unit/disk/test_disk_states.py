@@ -31,6 +31,6 @@ def test_illegal_transition_is_a_409_with_details():
 
 def test_the_lifecycle_is_a_cycle_through_wiping():
     path = ["free", "allocated", "wiping", "free"]
-    for current, wanted in zip(path, path[1:]):
+    for current, wanted in zip(path, path[1:], strict=False):  # consecutive pairs
         check_transition(1, current, wanted)
     assert set(TRANSITIONS) == set(STATES)

@@ -4,10 +4,24 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from spindle_common.contracts import ClusterState as S, MemberState as M, RestartPolicy, TaskView
+from spindle_common.contracts import ClusterState as S
+from spindle_common.contracts import MemberState as M
+from spindle_common.contracts import RestartPolicy, TaskView
 from spindle_orchestrator.reconcile import (
-    MAX_REPLACEMENTS, Desired, Kill, Launch, MarkCleanedUp, MemberRecord, Observed, Recheck, RecordMember, Relaunch,
-    ReleaseIps, StopJobs, Timeouts, Transition, reconcile,
+    MAX_REPLACEMENTS,
+    Desired,
+    Kill,
+    Launch,
+    MarkCleanedUp,
+    MemberRecord,
+    Observed,
+    RecordMember,
+    Relaunch,
+    ReleaseIps,
+    StopJobs,
+    Timeouts,
+    Transition,
+    reconcile,
 )
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

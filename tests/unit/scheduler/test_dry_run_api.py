@@ -90,9 +90,11 @@ def test_invalid_input_is_a_422_envelope(client, bad, field):
 
 
 def test_unknown_disk_class_is_named(client):
-    r = client.post("/placements/dry-run", headers=SERVICE, json=body([worker(1, disks={"floppy": 1})], [offer("n1")]))
+    r = client.post("/placements/dry-run", headers=SERVICE,
+                    json=body([worker(1, disks={"floppy": 1})], [offer("n1")]))
     [error] = r.json()["error"]["details"]["errors"]
-    assert (error["field"], error["problem"]) == ("body.members.0.disks.floppy.[key]", "Input should be 'hdd', 'ssd' or 'nvme'")
+    assert (error["field"], error["problem"]) == ("body.members.0.disks.floppy.[key]",
+                                                  "Input should be 'hdd', 'ssd' or 'nvme'")
 
 
 @pytest.mark.parametrize("headers,status,code", [
@@ -106,7 +108,8 @@ def test_only_services_and_admins_may_ask(client, headers, status, code):
 
 
 def test_admins_may_ask(client):
-    r = client.post("/placements/dry-run", headers={**SERVICE, "X-Spindle-Role": "admin"}, json=body([worker(1)], [offer("n1")]))
+    r = client.post("/placements/dry-run", headers={**SERVICE, "X-Spindle-Role": "admin"},
+                    json=body([worker(1)], [offer("n1")]))
     assert r.status_code == 200 and r.json()["placeable"]
 
 
@@ -132,5 +135,6 @@ def test_without_offers_it_places_on_the_mesos_offers_held_now_with_the_executor
     assert plan["members"] == [{"member_id": "w1", "node": "node-1", "disks": ["/disks/d1"], "cpus": []}]
     full = with_mesos.post("/placements/dry-run", headers=SERVICE, json={
         "cluster_id": "c1", "members": [worker(1, cpus=2, disks={})]}).json()
-    assert full["reasons"][0]["nodes"] == [{"node": "node-1", "constraint": "cpus", "message": "needs 2.05 cpus, 2 free"}]
+    assert full["reasons"][0]["nodes"] == [{"node": "node-1", "constraint": "cpus",
+                                            "message": "needs 2.05 cpus, 2 free"}]
     assert held.cpus == 2.0 and len(held.disks) == 2, "the held offer is untouched"

@@ -2,7 +2,12 @@
 import pytest
 
 from spindle_scheduler.placement.feasibility import (
-    check_anti_affinity, check_cpus, check_cpuset, check_disks, check_mem, infeasibility,
+    check_anti_affinity,
+    check_cpus,
+    check_cpuset,
+    check_disks,
+    check_mem,
+    infeasibility,
 )
 from spindle_scheduler.placement.state import NodeState
 from tests.unit.scheduler.builders import member, node, request

@@ -38,7 +38,8 @@ def test_preferred_hosts_win_when_they_fit_and_are_skipped_when_not():
 
 def test_hard_anti_affinity_keeps_a_role_one_per_node_or_fails():
     masters = [member(i, role="master", disks={}) for i in range(3)]
-    plan = place(request(masters, strategy="pack", anti_affinity_roles=["master"]), [node("n0"), node("n1"), node("n2")])
+    plan = place(request(masters, strategy="pack", anti_affinity_roles=["master"]),
+                 [node("n0"), node("n1"), node("n2")])
     assert sorted(nodes_of(plan)) == ["n0", "n1", "n2"], "pack would have stacked them"
     plan = place(request(masters, anti_affinity_roles=["master"]), [node("n0"), node("n1")])
     assert not plan.placeable
@@ -118,7 +119,8 @@ def test_random_rounds_never_double_allocate_or_overcommit():
     for c in range(150):
         members = [MemberRequest(f"c{c}m{i}", rng.choice(["w", "m"]), rng.choice([0.5, 1, 2]),
                                  rng.choice([256, 1024, 2048]),
-                                 {rng.choice(["hdd", "ssd", "nvme"]): rng.randint(0, 2)}, rng.choice([None, None, 1, 2]))
+                                 {rng.choice(["hdd", "ssd", "nvme"]): rng.randint(0, 2)},
+                                 rng.choice([None, None, 1, 2]))
                    for i in range(rng.randint(1, 5))]
         strict = rng.choice([[], ["m"]])
         plan = place(PlacementRequest(f"c{c}", members, strategy=rng.choice(["spread", "pack"]),

@@ -7,7 +7,8 @@ def test_a_placed_plan_counts_its_members():
 
 
 def test_few_nodes_are_each_named():
-    plan = Plan([], {"m2": [Reason("n0", "disks", "needs 2 ssd disks, 1 free"), Reason("n1", "cpus", "needs 4 cpus, 2.5 free")]})
+    plan = Plan([], {"m2": [Reason("n0", "disks", "needs 2 ssd disks, 1 free"),
+                            Reason("n1", "cpus", "needs 4 cpus, 2.5 free")]})
     assert plan.summary() == "m2 fits no node: n0: needs 2 ssd disks, 1 free; n1: needs 4 cpus, 2.5 free"
 
 

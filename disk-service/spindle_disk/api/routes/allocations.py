@@ -2,8 +2,11 @@
 
 Every error answer is the envelope ``{"error": {"code", "message", "details"}}``.
 """
+from typing import Any
+
 from fastapi import APIRouter, Response, status
 
+from spindle_common import contracts
 from spindle_common.errors import ApiError, ErrorEnvelope, error_responses
 from spindle_disk import allocation, batch, inventory, schemas, wipe
 from spindle_disk.api.deps import ServiceOrAdmin, SessionDep, SettingsDep, WiperDep
@@ -40,7 +43,7 @@ def get_allocation(owner: str, session: SessionDep, _: ServiceOrAdmin):
 
 
 # Error answers carry the envelope; each description names the codes that status can carry.
-BATCH_RESPONSES = {
+BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": schemas.BatchAllocationOut,
           "description": "every owner already held exactly what it asks: the same disks, nothing new"},
     201: {"description": "disks allocated (owners that already held theirs keep them)"},
@@ -56,7 +59,7 @@ BATCH_RESPONSES = {
           "description": "ALLOCATION_CONTENDED: concurrent requests kept locking the disks; retry"},
     **error_responses(401, 403, 422, 500),
 }
-RELEASE_RESPONSES = {
+RELEASE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "the disks released, now being wiped (a disk marked failed stays failed, unlisted)"},
     404: {"model": ErrorEnvelope, "description": "DISK_NOT_FOUND: a disk of disk_ids does not exist"},
     409: {"model": ErrorEnvelope,
@@ -83,7 +86,8 @@ def allocate_batch(body: schemas.BatchAllocationRequest, session: SessionDep, ca
         response.status_code = status.HTTP_200_OK
     return schemas.BatchAllocationOut(allocations={
         owner: [schemas.AllocatedDisk(id=d.id, node=d.node, device_path=d.device_path, mount_point=d.mount_point,
-                                      disk_class=d.disk_class, size_bytes=d.size_bytes) for d in disks]
+                                      disk_class=contracts.DiskClass(d.disk_class), size_bytes=d.size_bytes)
+                  for d in disks]
         for owner, disks in held.items()})
 
 

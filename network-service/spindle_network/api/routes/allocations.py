@@ -2,15 +2,25 @@
 
 Every error answer is the envelope ``{"error": {"code", "message", "details"}}``.
 """
+from ipaddress import IPv4Address
+from typing import Any
+
 from fastapi import APIRouter, Response
+from sqlalchemy.orm import Session
 
 from spindle_common.errors import ErrorEnvelope, error_responses
 from spindle_network import allocation, batch
 from spindle_network.api.deps import ConsulDep, DockerDep, ServiceOrAdmin, SessionDep
 from spindle_network.docker_networks import detach
 from spindle_network.models import FloatingIp, Pool
-from spindle_network.schemas import (AllocationRequest, BatchAllocationOut, BatchAllocationRequest, IpOut, MemberLease,
-                                     ReleaseRequest)
+from spindle_network.schemas import (
+    AllocationRequest,
+    BatchAllocationOut,
+    BatchAllocationRequest,
+    IpOut,
+    MemberLease,
+    ReleaseRequest,
+)
 
 router = APIRouter(prefix="/allocations", tags=["allocations"])
 
@@ -18,8 +28,16 @@ router = APIRouter(prefix="/allocations", tags=["allocations"])
 def ip_out(session, ip: FloatingIp, domain: str = "spindle") -> IpOut:
     pool = session.get(Pool, ip.pool_id)
     dns = f"{ip.dns_name}.{ip.dns_service}.service.{domain}" if ip.dns_service and ip.dns_name else None
-    return IpOut(address=str(ip.address), pool=pool.name, docker_network=pool.docker_network, owner=ip.owner,
-                 container=ip.container, dns=dns)
+    return IpOut(address=IPv4Address(str(ip.address)), pool=pool.name, docker_network=pool.docker_network,
+                 owner=ip.owner, container=ip.container, dns=dns)
+
+
+def _docker_network(session: Session, ip: FloatingIp) -> str:
+    """The Docker network of ``ip``'s pool."""
+    pool = session.get(Pool, ip.pool_id)
+    if pool is None:  # floating_ips.pool_id is a foreign key (deleting a pool deletes its IPs)
+        raise RuntimeError(f"floating IP {ip.address} has no pool {ip.pool_id}")
+    return pool.docker_network
 
 
 dns_service_id = batch.dns_service_id
@@ -48,7 +66,7 @@ def owned_by(owner: str, session: SessionDep, _: ServiceOrAdmin) -> list[IpOut]:
 
 
 # Error answers carry the envelope; each description names the codes that status can carry.
-BATCH_RESPONSES = {
+BATCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": BatchAllocationOut, "description": "every member already held an IP in the pool: the same leases"},
     201: {"description": "IPs held (members that already held one keep it)"},
     404: {"model": ErrorEnvelope, "description": "POOL_NOT_FOUND: no such pool"},
@@ -60,7 +78,7 @@ BATCH_RESPONSES = {
                          "ALLOCATION_CONTENDED: concurrent requests kept locking the pool; retry"},
     **error_responses(401, 403, 422, 500),
 }
-RELEASE_RESPONSES = {
+RELEASE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "the IPs freed (owner, container and DNS name now empty)"},
     404: {"model": ErrorEnvelope,
           "description": "NOT_ALLOCATED: with owner, it holds no IP (with owners, holding nothing is no error)"},
@@ -99,14 +117,16 @@ def release(body: ReleaseRequest, session: SessionDep, docker: DockerDep, consul
     container, drop its DNS name."""
     if body.owners is not None:
         def detach_ip(ip: FloatingIp) -> None:
-            detach(docker, session.get(Pool, ip.pool_id).docker_network, ip.container)
+            assert ip.container is not None  # release_owners detaches only IPs that are in a container
+            detach(docker, _docker_network(session, ip), ip.container)
 
         rows = batch.release_owners(session, consul, body.owners, detach_ip)
         return [ip_out(session, ip) for ip in rows]
+    assert body.owner is not None  # ReleaseRequest: exactly one of owner and owners
     rows = allocation.owned(session, body.owner, lock=True)
     for ip in rows:
         if ip.container:
-            detach(docker, session.get(Pool, ip.pool_id).docker_network, ip.container)
+            detach(docker, _docker_network(session, ip), ip.container)
         if ip.dns_service:
             consul.deregister_service(dns_service_id(body.owner))
         ip.owner = ip.container = ip.dns_service = ip.dns_name = ip.allocated_at = None

@@ -18,9 +18,9 @@ router = APIRouter(prefix="/pools", tags=["pools"])
 def pool_out(session, pool: Pool) -> PoolOut:
     total, used = session.execute(select(func.count(), func.count(FloatingIp.owner)).where(
         FloatingIp.pool_id == pool.id)).one()
-    return PoolOut(name=pool.name, cidr=str(pool.cidr), gateway=str(pool.gateway), floating_cidr=str(pool.floating_cidr),
-                   auto_cidr=str(pool.auto_cidr), driver=pool.driver, parent=pool.parent,
-                   docker_network=pool.docker_network, floating_total=total, floating_used=used)
+    return PoolOut(name=pool.name, cidr=str(pool.cidr), gateway=str(pool.gateway),
+                   floating_cidr=str(pool.floating_cidr), auto_cidr=str(pool.auto_cidr), driver=pool.driver,
+                   parent=pool.parent, docker_network=pool.docker_network, floating_total=total, floating_used=used)
 
 
 @router.post("", status_code=201)
@@ -44,7 +44,8 @@ def create_pool(body: PoolCreate, session: SessionDep, docker: DockerDep, _: Adm
     except IntegrityError:
         session.rollback()
         clash = [p.name for p in session.scalars(select(Pool).where(Pool.cidr.op("&&")(str(plan.cidr))))]
-        raise ApiError(409, "POOL_OVERLAPS", f"{plan.cidr} overlaps pool(s) {', '.join(clash)}", {"pools": clash}) from None
+        raise ApiError(409, "POOL_OVERLAPS", f"{plan.cidr} overlaps pool(s) {', '.join(clash)}",
+                       {"pools": clash}) from None
     session.add_all(FloatingIp(address=a, pool_id=pool.id) for a in plan.floating_addresses())
     ensure_network(docker, pool.docker_network, pool.name, str(plan.cidr), str(plan.gateway), str(plan.auto),
                    body.driver, body.parent)  # raises before commit: no row without its network

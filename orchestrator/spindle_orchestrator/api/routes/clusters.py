@@ -3,13 +3,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
+from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterState, ClusterView, EventView
+from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import clusters
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
-from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterView, EventView
-from spindle_common.errors import error_responses
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
-from spindle_common.contracts import ClusterState
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
@@ -61,11 +61,13 @@ def cluster_events(cluster_id: str, session: SessionDep, _: ServiceCaller,
             responses={200: {"content": {"text/event-stream": {}},
                              "description": "each event as it is committed; `end` with the settled cluster"},
                        **error_responses(401, 403, 404, 422)})
-def cluster_event_stream(session: SessionDep, request: Request, _: ServiceCaller,
-                         cluster_id: str = Path(pattern=NAME_PATTERN),
-                         after_seq: Annotated[int, Query(ge=0)] = 0, follow: bool = False) -> StreamingResponse:
+async def cluster_event_stream(request: Request, _: ServiceCaller, cluster_id: str = Path(pattern=NAME_PATTERN),
+                               after_seq: Annotated[int, Query(ge=0)] = 0, follow: bool = False) -> StreamingResponse:
     """The timeline after ``after_seq`` as Server-Sent Events, live until the cluster settles (with
-    ``follow``: until it is destroyed)."""
-    clusters.get_or_404(session, cluster_id)
-    return StreamingResponse(request.app.state.event_hub.stream(cluster_id, after_seq, follow),
-                             media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    ``follow``: until it is destroyed). Async and without a request session: an open stream holds
+    neither a thread nor a database connection while it waits."""
+    hub = request.app.state.event_hub
+    if not await run_in_threadpool(hub.exists, cluster_id):
+        raise ApiError(404, "CLUSTER_NOT_FOUND", f"cluster {cluster_id} does not exist")
+    return StreamingResponse(hub.stream(cluster_id, after_seq, follow), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache"})

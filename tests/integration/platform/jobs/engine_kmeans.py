@@ -34,7 +34,7 @@ def closest(centroids):
         best, best_d = 0, float("inf")
         for j, c in enumerate(centroids):
             d = 0.0
-            for a, b in zip(p, c):
+            for a, b in zip(p, c, strict=True):  # a point and a centroid: D coordinates each
                 d += (a - b) * (a - b)
             if d < best_d:
                 best, best_d = j, d
@@ -43,7 +43,7 @@ def closest(centroids):
 
 
 def add(a, b):
-    return ([x + y for x, y in zip(a[0], b[0])], a[1] + b[1])
+    return ([x + y for x, y in zip(a[0], b[0], strict=True)], a[1] + b[1])
 
 
 def kmeans(points, iterations, report=print):
