@@ -1,30 +1,32 @@
-"""Admin endpoints that are the inventory services' own API, forwarded as the signed-in admin."""
-from typing import Annotated, Any
+"""Admin endpoints that are the inventory services' own API (disk-service, network-service),
+called as the signed-in admin; their answers are checked against the typed models of
+``spindle_api.schemas`` before they are returned."""
+from typing import Any, TypeVar
 
-from fastapi import APIRouter, Body, Request, Response
+from pydantic import BaseModel
 
-from spindle_api.api.deps import AdminUser, SettingsDep
+from spindle_api.core.config import Settings
+from spindle_api.models import User
+from spindle_api.schemas import upstream_list, upstream_model
 from spindle_api.upstream import Service, service_client
 
+M = TypeVar("M", bound=BaseModel)
 
-def forward(router: APIRouter, method: str, path: str, service: Service, upstream_path: str,
-            summary: str, status_code: int = 200) -> None:
-    """Add ``method path`` to ``router``: it calls ``service`` at ``upstream_path`` (same path
-    parameters, query string and JSON body) with role ``admin`` and returns the answer as it is."""
 
-    def call(request: Request, admin: AdminUser, settings: SettingsDep, body: dict[str, Any] | None) -> Any:
-        with service_client(settings, service, admin, role="admin") as client:
-            answer = client.request(method, upstream_path.format(**request.path_params),
-                                    params=list(request.query_params.multi_items()), json=body)
-        return Response(status_code=204) if status_code == 204 else answer
+def admin_request(settings: Settings, admin: User, service: Service, method: str, path: str,
+                  **kwargs: Any) -> tuple[int, Any]:
+    """``method path`` on ``service`` with role ``admin``: its status and JSON answer (None when empty).
+    ``path`` is built by the caller from checked, percent-encoded parameters (``params.segment``)."""
+    with service_client(settings, service, admin, role="admin") as client:
+        response = client.request_raw(method, path, **kwargs)
+    return response.status_code, (response.json() if response.content else None)
 
-    def with_body(request: Request, admin: AdminUser, settings: SettingsDep,
-                  body: Annotated[dict[str, Any] | None, Body()] = None) -> Any:
-        return call(request, admin, settings, body)
 
-    def without_body(request: Request, admin: AdminUser, settings: SettingsDep) -> Any:
-        return call(request, admin, settings, None)
+def admin_one(model: type[M], settings: Settings, admin: User, service: Service, method: str, path: str,
+              **kwargs: Any) -> M:
+    return upstream_model(model, admin_request(settings, admin, service, method, path, **kwargs)[1], service)
 
-    router.add_api_route(path, with_body if method in ("POST", "PUT", "PATCH") else without_body,
-                         methods=[method], status_code=status_code, summary=summary,
-                         response_model=None, name=f"{method.lower()} {path}")
+
+def admin_list(model: type[M], settings: Settings, admin: User, service: Service, path: str,
+               **kwargs: Any) -> list[M]:
+    return upstream_list(model, admin_request(settings, admin, service, "GET", path, **kwargs)[1], service)

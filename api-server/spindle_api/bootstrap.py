@@ -15,7 +15,8 @@ from spindle_common.db import session_factory
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--username", default="admin")
-    parser.add_argument("--rotate-token", action="store_true", help="new token for an existing admin; old ones stop working")
+    parser.add_argument("--rotate-token", action="store_true",
+                        help="new token for an existing admin; old ones stop working")
     args = parser.parse_args()
     with session_factory(Settings().database_url)() as session, session.begin():
         user = session.scalar(select(User).where(User.username == args.username))

@@ -1,8 +1,93 @@
-"""Bodies of the public API that are not users: products and clusters (as the orchestrator keeps them)."""
-from datetime import datetime
-from typing import Any
+"""Bodies of the public API that are not users.
 
-from pydantic import BaseModel, ConfigDict, Field
+Clusters, members and events are the shared contracts (``spindle_common.contracts``); the internal
+services still send naive timestamps (UTC), so their answers are read with ``upstream_model``,
+which makes every timestamp aware. The admin endpoints' bodies are disk-service's and
+network-service's, typed here as those services define them; their timestamps are aware too.
+Every timestamp leaves the API as RFC 3339 in UTC (``…Z``)."""
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+)
+
+from spindle_api.api.params import INT32_MAX, LINE_PATTERN, NODE_NAME_PATTERN, POOL_NAME_PATTERN
+from spindle_common.contracts import (
+    ClusterPage,
+    ClusterView,
+    DiskClass,
+    EventView,
+    Model,
+    PortSpec,
+    RestartPolicy,
+    as_utc,
+)
+from spindle_common.errors import ApiError
+
+_DATETIME = TypeAdapter(datetime)
+
+
+def utc(value: Any) -> datetime:
+    """A timestamp as an internal service sends it (ISO 8601, naive = UTC, or aware) made aware, in UTC."""
+    return as_utc(_DATETIME.validate_python(value))
+
+
+def _rfc3339(value: datetime) -> str:
+    return as_utc(value).isoformat().replace("+00:00", "Z")
+
+
+# A timestamp read from an internal service: naive ones are UTC; always RFC 3339 with Z on the way out.
+UtcTimestamp = Annotated[datetime, AfterValidator(as_utc), PlainSerializer(_rfc3339, return_type=str, when_used="json")]
+# Text that goes into a database: no control characters.
+Line = Annotated[str, Field(pattern=LINE_PATTERN)]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _with_utc(data: Any, keys: Iterable[str]) -> Any:
+    if isinstance(data, dict):
+        return {k: (utc(v) if k in keys and v is not None else v) for k, v in data.items()}
+    return data
+
+
+def upstream_model(model: type[M], data: Any, service: str = "orchestrator") -> M:
+    """``data`` from an internal service as ``model`` (its timestamps made aware); a 502 when the
+    service answered outside the contract."""
+    try:
+        if model is ClusterView:
+            data = _with_utc(data, ("created_at", "updated_at"))
+        elif model is EventView:
+            data = _with_utc(data, ("at",))
+        elif model is ClusterPage and isinstance(data, dict):
+            data = {**data, "items": [_with_utc(c, ("created_at", "updated_at")) for c in data.get("items") or []]}
+        return model.model_validate(data)
+    except (ValidationError, ValueError) as exc:
+        raise ApiError(502, "BAD_UPSTREAM_ANSWER", f"{service} answered outside its contract: {exc}"[:1000],
+                       {"service": service}) from None
+
+
+def upstream_list(model: type[M], data: Any, service: str = "orchestrator") -> list[M]:
+    if not isinstance(data, list):
+        raise ApiError(502, "BAD_UPSTREAM_ANSWER", f"{service} answered outside its contract: not a list",
+                       {"service": service})
+    return [upstream_model(model, item, service) for item in data]
+
+
+# An event of a cluster's timeline as the events route returns the orchestrator's answer: the
+# contract's EventView, its naive timestamp read as UTC.
+ClusterEvent = Annotated[EventView, BeforeValidator(lambda data: _with_utc(data, ("at",)))]
+
+
+# --- products -------------------------------------------------------------------------------------
 
 
 class ProductSummary(BaseModel):
@@ -17,43 +102,281 @@ class ProductCatalog(BaseModel):
     products: list[ProductSummary]
 
 
-class Member(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    member_id: str
-    role: str
-    state: str
-    node: str | None = None
-    ip: str | None = None
-    dns_name: str | None = None
-    disks: list[dict[str, Any]] = []
-    ports: list[dict[str, Any]] = []
-    replacements: int = Field(0, description="how often Spindle launched this member again after it died")
+class RoleCount(Model):
+    default: int = Field(ge=0)
+    min: int = Field(ge=0)
+    max: int = Field(ge=0)
 
 
-class Cluster(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: str
-    owner: str
-    product: str
+class RoleHealth(Model):
+    command: list[str] | None = None
+    tcp_port: int | None = Field(default=None, ge=1, le=65535)
+    timeout_seconds: float | None = Field(default=None, gt=0)
+
+
+class RoleManifest(Model):
+    count: RoleCount
+    cpus: float = Field(gt=0)
+    mem_mb: int = Field(ge=16)
+    disks: dict[DiskClass, int] | None = None
+    ports: list[PortSpec] | None = None
+    health: RoleHealth | None = None
+    command: list[str] | None = None
+    restart: RestartPolicy | None = Field(default=None, description="replace: a member that dies while running is "
+                                          "launched again on fresh disks with the same floating IP")
+    env: dict[str, str] | None = None
+    files: dict[str, str] | None = None
+
+
+class JobsManifest(Model):
+    image: str
+    command: list[str]
+    env: dict[str, str] | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    mem_mb: int | None = Field(default=None, ge=64)
+
+
+class Manifest(Model):
+    """A product version as the catalog holds it (``catalog/<product>/<version>/manifest.json``)."""
+
+    name: str
     version: str
-    state: str = Field(description="PENDING|QUEUED|SCHEDULING|DEPLOYING|CONFIGURING|RUNNING|FAILED|DESTROYING|DESTROYED")
-    reason_code: str | None = None
-    reason: str | None = None
-    options: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-    members: list[Member] = []
+    description: str
+    image: str
+    roles: dict[str, RoleManifest]
+    options_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the launch options")
+    jobs: JobsManifest | None = Field(default=None, description="how a job's driver runs")
 
 
-class ClusterPage(BaseModel):
-    items: list[Cluster]
-    next_page_token: str | None = None
+class PlacedMember(Model):
+    member_id: str
+    node: str
+    disks: list[str]
+    cpus: list[int]
 
 
-class ClusterEvent(BaseModel):
-    seq: int
-    at: datetime
-    member_id: str | None = None
-    step: str
-    state: str
+class NodeReason(Model):
+    node: str
+    constraint: str
     message: str
+
+
+class UnplacedMember(Model):
+    member_id: str
+    nodes: list[NodeReason] = Field(description="why each node cannot take the member")
+
+
+class Plan(Model):
+    """A placement dry-run: where each member would go, or why it cannot be placed."""
+
+    placeable: bool
+    summary: str
+    members: list[PlacedMember]
+    reasons: list[UnplacedMember]
+
+
+# --- jobs -----------------------------------------------------------------------------------------
+
+JobState = Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
+
+
+class Job(Model):
+    id: str
+    cluster_id: str
+    owner: str
+    state: JobState
+    main: str
+    args: list[str]
+    files: list[str]
+    message: str
+    exit_code: int | None
+    ip: str | None
+    created_at: UtcTimestamp
+    started_at: UtcTimestamp | None
+    finished_at: UtcTimestamp | None
+    stdout: str | None = Field(default=None, description="the driver's stdout (only when one job is shown)")
+    stderr: str | None = Field(default=None, description="the driver's stderr (only when one job is shown)")
+
+
+# --- admin: nodes and disks (disk-service) --------------------------------------------------------
+
+DiskState = Literal["free", "allocated", "wiping", "failed", "retired"]
+
+
+class NodeCreate(Model):
+    name: str = Field(pattern=NODE_NAME_PATTERN, examples=["node-1"])
+    address: str = Field(min_length=1, max_length=255, pattern=LINE_PATTERN, examples=["10.0.0.5"])
+    disk_root: str = Field(min_length=2, max_length=4096, pattern=r"^/[^\x00-\x1f\x7f]+$",
+                           description="where the node mounts its Spindle disks", examples=["/var/lib/spindle/disks"])
+    cpus: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
+    mem_mb: int | None = Field(default=None, gt=0, le=INT32_MAX)
+
+
+class Node(Model):
+    id: int
+    name: str
+    address: str
+    disk_root: str
+    cpus: float | None
+    mem_mb: int | None
+    created_at: UtcTimestamp
+
+
+class LsblkDevice(BaseModel):
+    """One device of ``lsblk --json -b -o NAME,PATH,SERIAL,SIZE,ROTA,TRAN,TYPE,MOUNTPOINT,FSTYPE,LABEL,MODEL``
+    (other columns lsblk adds are dropped)."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: Line | None = Field(default=None, max_length=255)
+    path: Line | None = Field(default=None, max_length=4096)
+    serial: Line | None = Field(default=None, max_length=255)
+    size: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    rota: bool | Literal[0, 1, "0", "1", "true", "false"] | None = None
+    tran: Line | None = Field(default=None, max_length=32)
+    type: Line | None = Field(default=None, max_length=64)
+    mountpoint: Line | None = Field(default=None, max_length=4096)
+    mountpoints: list[Annotated[str, Field(pattern=LINE_PATTERN, max_length=4096)] | None] | None = Field(
+        default=None, max_length=64)
+    fstype: Line | None = Field(default=None, max_length=32)
+    label: Line | None = Field(default=None, max_length=64)
+    model: Line | None = Field(default=None, max_length=255)
+    children: list["LsblkDevice"] | None = Field(default=None, max_length=256)
+
+
+class Lsblk(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    blockdevices: list[LsblkDevice] = Field(max_length=1024)
+
+
+class DiscoverRequest(Model):
+    """``lsblk``: the node's ``lsblk --json`` output (required unless the node is disk-service's machine).
+    ``classes``: class per disk, keyed by filesystem label, mount point, device path or serial."""
+
+    lsblk: Lsblk | None = None
+    classes: dict[Annotated[str, Field(pattern=LINE_PATTERN, max_length=4096)], DiskClass] = {}
+
+
+class Disk(Model):
+    id: int
+    node: str
+    device_path: str
+    serial: str | None
+    model: str | None
+    transport: str | None
+    size_bytes: int
+    rotational: bool
+    mount_point: str
+    fs_type: str | None
+    fs_label: str | None
+    disk_class: DiskClass
+    labels: dict[str, str]
+    state: DiskState
+    state_reason: str | None
+    owner: str | None
+    updated_at: UtcTimestamp
+
+
+class DiskPage(Model):
+    items: list[Disk]
+    next_page_token: str | None
+
+
+class IgnoredDevice(Model):
+    device_path: str
+    reason: str
+
+
+class DiscoverResult(Model):
+    registered: list[Disk]
+    updated: list[Disk]
+    ignored: list[IgnoredDevice]
+
+
+LabelText = Annotated[str, Field(max_length=1024, pattern=LINE_PATTERN)]
+
+
+class DiskUpdate(Model):
+    disk_class: DiskClass | None = None
+    labels: dict[LabelText, LabelText] | None = Field(default=None, max_length=256,
+                                                      description="replaces every label of the disk")
+
+
+class StateChange(Model):
+    reason: str | None = Field(default=None, max_length=1024, pattern=LINE_PATTERN)
+
+
+class DiskTransition(Model):
+    id: int
+    disk_id: int
+    from_state: str | None
+    to_state: str
+    actor: str
+    owner: str | None
+    reason: str | None
+    at: UtcTimestamp
+
+
+class ScalarValue(Model):
+    value: float
+
+
+class MountSource(Model):
+    root: str
+
+
+class DiskSource(Model):
+    type: Literal["MOUNT"]
+    mount: MountSource
+
+
+class ResourceDisk(Model):
+    source: DiskSource
+
+
+class Reservation(Model):
+    type: Literal["STATIC"]
+    role: str
+
+
+class MesosResource(Model):
+    """One Mesos agent resource (mesos.proto ``Resource``): cpus, mem, or a whole disk as a MOUNT disk."""
+
+    name: Literal["cpus", "mem", "disk"]
+    type: Literal["SCALAR"]
+    scalar: ScalarValue
+    disk: ResourceDisk | None = None
+    reservations: list[Reservation] | None = None
+
+
+# --- admin: IP pools (network-service) ------------------------------------------------------------
+
+IPV4_PATTERN = r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"
+# A pool is a /16 … /29: larger ones would hold millions of floating addresses.
+POOL_CIDR_PATTERN = IPV4_PATTERN[:-1] + r"/(1[6-9]|2[0-9])$"
+SUBNET_PATTERN = IPV4_PATTERN[:-1] + r"/(1[6-9]|2[0-9]|3[0-2])$"
+
+
+class PoolCreate(Model):
+    name: str = Field(pattern=POOL_NAME_PATTERN, examples=["default"])
+    cidr: str = Field(pattern=POOL_CIDR_PATTERN, description="an IPv4 network, /16 to /29",
+                      examples=["172.31.200.0/24"])
+    gateway: str | None = Field(default=None, pattern=IPV4_PATTERN, description="default: the first address")
+    floating_cidr: str | None = Field(default=None, pattern=SUBNET_PATTERN, description="default: upper half of cidr")
+    auto_cidr: str | None = Field(default=None, pattern=SUBNET_PATTERN, description="Docker's automatic range; "
+                                  "default: lower half")
+    driver: Literal["bridge", "macvlan"] = "bridge"
+    parent: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$",
+                               description="macvlan parent interface (e.g. a veth)")
+
+
+class IpPool(Model):
+    name: str
+    cidr: str
+    gateway: str
+    floating_cidr: str
+    auto_cidr: str
+    driver: Literal["bridge", "macvlan"]
+    parent: str | None
+    docker_network: str
+    floating_total: int
+    floating_used: int

@@ -1,7 +1,7 @@
 """The one error envelope: ``{"error": {"code", "message", "details"}}`` for every 4xx/5xx, its
 OpenAPI shape (``ErrorEnvelope``) and ``error_responses`` to document a route's error statuses."""
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -9,7 +9,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 
 
 class ApiError(Exception):
@@ -62,8 +61,8 @@ def error_responses(*statuses: int, descriptions: Mapping[int, str] | None = Non
     unknown = set(descriptions) - set(statuses)
     if unknown:
         raise ValueError(f"descriptions for statuses not listed: {sorted(unknown)}")
-    return {status: {"model": ErrorEnvelope,
-                     "description": descriptions.get(status) or ERROR_DESCRIPTIONS.get(status) or HTTPStatus(status).phrase}
+    return {status: {"model": ErrorEnvelope, "description": descriptions.get(status) or ERROR_DESCRIPTIONS.get(status)
+                     or HTTPStatus(status).phrase}
             for status in statuses}
 
 
@@ -89,10 +88,16 @@ def _validation_details(exc: RequestValidationError) -> dict[str, Any]:
 
 def allowed_methods(request: Request) -> list[str]:
     """Every method some route of the app serves at this request's path (for ``Allow``)."""
+    try:  # FastAPI ≥ 0.16x keeps included routers as one entry each; this walks their routes
+        from fastapi.routing import iter_route_contexts
+        routes: Iterable[Any] = iter_route_contexts(request.app.routes)
+    except ImportError:
+        routes = request.app.routes
+    path = request.scope.get("path", "")
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        route_methods = getattr(route, "methods", None)
-        if route_methods and route.matches(request.scope)[0] != Match.NONE:
+    for route in routes:
+        route_methods, path_regex = getattr(route, "methods", None), getattr(route, "path_regex", None)
+        if route_methods and path_regex is not None and path_regex.match(path):
             methods |= set(route_methods)
     return sorted(methods)
 
@@ -118,11 +123,12 @@ def install_error_handlers(app: FastAPI) -> None:
         details: dict[str, Any] = {}
         if exc.status_code == 405:
             # Starlette names only the first route at this path; several routes may share it.
-            allow = allowed_methods(request) or sorted(m.strip() for m in headers.get("Allow", "").split(",") if m.strip())
+            allow = allowed_methods(request) or sorted(
+                m.strip() for m in headers.get("Allow", "").split(",") if m.strip())
             headers["Allow"] = ", ".join(allow)
             details = {"method": request.method, "allow": allow}
-            return JSONResponse(envelope(code, f"{request.method} is not allowed here; use {headers['Allow']}", details),
-                                status_code=405, headers=headers)
+            message = f"{request.method} is not allowed here; use {headers['Allow']}"
+            return JSONResponse(envelope(code, message, details), status_code=405, headers=headers)
         return JSONResponse(envelope(code, str(exc.detail), details), status_code=exc.status_code,
                             headers=headers or None)
 

@@ -2,7 +2,8 @@
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from spindle_api.core.config import Settings
@@ -28,12 +29,17 @@ SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-def current_user(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> User:
+# Documented in OpenAPI as the bearer security scheme; a missing or non-Bearer header is our 401 below.
+bearer = HTTPBearer(auto_error=False, scheme_name="ApiToken", description="an API token: Authorization: Bearer <token>")
+
+
+def current_user(session: SessionDep,
+                 credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)] = None) -> User:
     """The user whose API token is in ``Authorization: Bearer …``; 401 otherwise."""
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token:
+    token = credentials.credentials.strip() if credentials else ""
+    if not token:
         raise ApiError(401, "UNAUTHENTICATED", "send your API token as 'Authorization: Bearer <token>'")
-    user = user_for_token(session, token.strip())
+    user = user_for_token(session, token)
     if user is None:
         raise ApiError(401, "UNAUTHENTICATED", "the API token is unknown or revoked")
     return user

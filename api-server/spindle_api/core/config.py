@@ -20,5 +20,3 @@ class Settings(ServiceSettings):
     scheduler_url: str = "http://127.0.0.1:8082"
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
-    # How often an event stream (SSE) asks the orchestrator for new events, in seconds.
-    event_poll_interval_s: float = 0.5

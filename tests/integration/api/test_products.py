@@ -15,7 +15,8 @@ def test_products_list_every_product(api, make_user):
 def test_a_product_shows_its_manifest_and_options_schema(api, make_user):
     manifest = api.get("/products/spark/3.5", headers=bearer(make_user("alice"))).json()
     assert manifest["image"] == "spindle/spark:3.5"
-    assert manifest["options_schema"]["properties"]["roles"]["properties"]["worker"]["properties"]["count"]["maximum"] == 64
+    worker = manifest["options_schema"]["properties"]["roles"]["properties"]["worker"]
+    assert worker["properties"]["count"]["maximum"] == 64
 
 
 def test_unknown_product_or_version_is_404_naming_what_exists(api, make_user):

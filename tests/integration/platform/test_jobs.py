@@ -63,7 +63,8 @@ def test_jobs_run_keep_their_logs_and_output_and_die_with_their_cluster(users, p
         bad.write_text("")
         with pytest.raises(SpindleError) as seen:
             alice.submit(cluster, bad)
-        assert seen.value.code == "INVALID_FILE_NAME"
+        assert (seen.value.status, seen.value.code) == (422, "VALIDATION_FAILED")  # refused by the API's schema
+        assert "..evil.py" in str(seen.value.details), seen.value.details
         with pytest.raises(SpindleError) as seen:
             alice._call("POST", f"/clusters/{alice.username}/static-web/1.0/{cluster['id']}/jobs",
                         json={"main": "a.py", "files": {"b.py": ""}})

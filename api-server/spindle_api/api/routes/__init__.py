@@ -2,7 +2,15 @@
 from fastapi import APIRouter
 
 from spindle_api.api.routes import (
-    admin_clusters, admin_disks, admin_ip_pools, capacity, clusters, jobs, products, status, users,
+    admin_clusters,
+    admin_disks,
+    admin_ip_pools,
+    capacity,
+    clusters,
+    jobs,
+    products,
+    status,
+    users,
 )
 
 routers: list[APIRouter] = [status.router, users.router, products.router, clusters.router, jobs.router,

@@ -3,30 +3,39 @@
 Users see only their own clusters; anything else is a 404, so others' clusters cannot be probed.
 Administrators see everyone's."""
 import json
-import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import httpx
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from spindle_api.api.deps import CurrentUser, OrchestratorDep, SettingsDep
+from spindle_api.api.deps import CurrentUser, OrchestratorDep, SessionDep, SettingsDep
+from spindle_api.api.links import cluster_links
+from spindle_api.api.params import (
+    ClusterId,
+    ClusterPageToken,
+    PageSize,
+    Product,
+    ProductFilter,
+    StateFilter,
+    Username,
+    Version,
+    segment,
+)
 from spindle_api.core.config import Settings
 from spindle_api.models import User
-from spindle_api.schemas import Cluster, ClusterEvent, ClusterPage
-from spindle_api.upstream import service_client
+from spindle_api.schemas import ClusterEvent, ClusterPage, ClusterView, upstream_model
+from spindle_common.auth import internal_headers
 from spindle_common.clients import ServiceClient
-from spindle_common.errors import ApiError
+from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
-STATES = "PENDING|QUEUED|SCHEDULING|DEPLOYING|CONFIGURING|RUNNING|FAILED|DESTROYING|DESTROYED"
-# An event stream ends once the cluster reaches one of these.
-SETTLED = ("RUNNING", "FAILED", "DESTROYED")
-# Seconds between SSE comments that keep idle proxies from closing the stream.
-KEEPALIVE_S = 15.0
-StateFilter = Annotated[str | None, Query(pattern=f"^({STATES})$")]
-PageSize = Annotated[int, Query(ge=1, le=500)]
+NOT_VISIBLE = ("no such cluster at this address, or not one the caller may see: others' clusters are 404, "
+               "never 403 (CLUSTER_NOT_FOUND)")
+# What every route of one cluster can answer besides its success.
+CLUSTER_ERRORS = error_responses(401, 404, 422, 502, 503, descriptions={404: NOT_VISIBLE})
 
 
 def _not_found(username: str, cluster_id: str) -> ApiError:
@@ -40,90 +49,95 @@ def _check_username(user: User, username: str) -> None:
 
 
 def visible_cluster(orchestrator: ServiceClient, user: User, username: str, product: str, version: str,
-                    cluster_id: str) -> dict[str, Any]:
+                    cluster_id: str) -> ClusterView:
     """The cluster at this address if ``user`` may see it; a 404 in every other case."""
     if username != user.username and not user.is_admin:
         raise _not_found(username, cluster_id)
     try:
-        cluster = orchestrator.request("GET", f"/clusters/{cluster_id}")
+        cluster = upstream_model(ClusterView, orchestrator.request("GET", f"/clusters/{segment(cluster_id)}"))
     except ApiError as exc:
         if exc.status == 404:
             raise _not_found(username, cluster_id) from None
         raise
-    if (cluster["owner"], cluster["product"], cluster["version"]) != (username, product, version):
+    if (cluster.owner, cluster.product, cluster.version) != (username, product, version):
         raise _not_found(username, cluster_id)
     return cluster
 
 
-@router.get("/{username}")
-def list_clusters(username: str, user: CurrentUser, orchestrator: OrchestratorDep,
-                  state: StateFilter = None, product: str | None = None, page_size: PageSize = 50,
-                  page_token: str | None = None) -> ClusterPage:
+@router.get("/{username}", responses={
+    200: {"description": "a page of clusters, newest first", "links": cluster_links("/items/0")},
+    **error_responses(401, 404, 422, 502, 503, descriptions={
+        404: "not the caller's own username (USER_NOT_FOUND; admins may list anyone's)",
+        422: "a parameter is not valid, e.g. a page_token this API did not return (VALIDATION_FAILED)"})})
+def list_clusters(username: Username, user: CurrentUser, orchestrator: OrchestratorDep,
+                  state: StateFilter = None, product: ProductFilter = None, page_size: PageSize = 50,
+                  page_token: ClusterPageToken = None) -> ClusterPage:
     """The user's clusters (filtered by state and product); pass ``next_page_token`` back as ``page_token`` for more."""
     _check_username(user, username)
     return cluster_page(orchestrator, username, state, product, page_size, page_token)
 
 
 def cluster_page(orchestrator: ServiceClient, owner: str | None, state: str | None, product: str | None,
-                 page_size: int, page_token: str | None) -> dict[str, Any]:
+                 page_size: int, page_token: str | None) -> ClusterPage:
     """One page of clusters (of ``owner``, or everyone's), as the orchestrator lists them."""
     params = {"owner": owner, "state": state, "product": product, "page_size": page_size, "page_token": page_token}
-    return orchestrator.request("GET", "/clusters", params={k: v for k, v in params.items() if v is not None})
+    return upstream_model(ClusterPage, orchestrator.request(
+        "GET", "/clusters", params={k: v for k, v in params.items() if v is not None}))
 
 
-@router.get("/{username}/{product}/{version}/{cluster_id}", response_model=Cluster)
-def get_cluster(username: str, product: str, version: str, cluster_id: str, user: CurrentUser,
-                orchestrator: OrchestratorDep) -> dict[str, Any]:
+@router.get("/{username}/{product}/{version}/{cluster_id}", responses=CLUSTER_ERRORS)
+def get_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
+                orchestrator: OrchestratorDep) -> ClusterView:
     """The cluster: state (with a machine-readable reason when it failed), members, IPs, disks, ports."""
     return visible_cluster(orchestrator, user, username, product, version, cluster_id)
 
 
-@router.delete("/{username}/{product}/{version}/{cluster_id}", status_code=202, response_model=Cluster)
-def delete_cluster(username: str, product: str, version: str, cluster_id: str, user: CurrentUser,
-                   orchestrator: OrchestratorDep) -> dict[str, Any]:
+@router.delete("/{username}/{product}/{version}/{cluster_id}", status_code=202, responses=CLUSTER_ERRORS)
+def delete_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
+                   orchestrator: OrchestratorDep) -> ClusterView:
     """Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously."""
     visible_cluster(orchestrator, user, username, product, version, cluster_id)
-    return orchestrator.request("DELETE", f"/clusters/{cluster_id}")
+    return upstream_model(ClusterView, orchestrator.request("DELETE", f"/clusters/{segment(cluster_id)}"))
 
 
 @router.get("/{username}/{product}/{version}/{cluster_id}/events", response_model=list[ClusterEvent],
-            responses={200: {"content": {"text/event-stream": {}},
+            responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                              "description": "the timeline; with Accept: text/event-stream or ?stream=true, "
-                                            "a live SSE stream that ends when the cluster settles"}})
-def cluster_events(username: str, product: str, version: str, cluster_id: str, request: Request, user: CurrentUser,
-                   orchestrator: OrchestratorDep, settings: SettingsDep,
-                   after_seq: Annotated[int, Query(ge=0)] = 0, stream: bool = False,
+                                            "a live SSE stream that ends when the cluster settles"},
+                       **CLUSTER_ERRORS})
+def cluster_events(username: Username, product: Product, version: Version, cluster_id: ClusterId, request: Request,
+                   user: CurrentUser, orchestrator: OrchestratorDep, settings: SettingsDep, session: SessionDep,
+                   after_seq: Annotated[int, Query(ge=0)] = 0, stream: bool = False, follow: bool = False,
                    last_event_id: Annotated[int | None, Header(ge=0)] = None) -> Any:
-    """The per-member, per-step event timeline after ``after_seq``."""
+    """The per-member, per-step event timeline after ``after_seq``. As a stream it ends when the
+    cluster settles (RUNNING, FAILED, DESTROYED), or with ``follow=true`` only once it is DESTROYED
+    (member replacements and jobs of a running cluster keep arriving)."""
     visible_cluster(orchestrator, user, username, product, version, cluster_id)
     if stream or "text/event-stream" in request.headers.get("accept", ""):
         start = last_event_id if last_event_id is not None else after_seq
-        return StreamingResponse(_event_stream(settings, user, cluster_id, start), media_type="text/event-stream",
+        # Dependencies are left only after the whole response is sent: give back the request's
+        # database connection and client now, or every open stream would hold them.
+        session.close()
+        orchestrator.close()
+        return StreamingResponse(_event_stream(settings, user, cluster_id, start, follow),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     return orchestrator.request("GET", f"/clusters/{cluster_id}/events", params={"after_seq": after_seq})
 
 
-def _sse(event: str, data: Any, event_id: int | None = None) -> str:
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {event}\ndata: {json.dumps(data)}\n\n"
-
-
-def _event_stream(settings: Settings, user: User, cluster_id: str, after_seq: int) -> Iterator[str]:
-    """SSE: each new event as ``event: event``; a final ``event: end`` carries the settled cluster.
-    (A generator of its own client: the request's dependencies are gone while it streams.)"""
-    with service_client(settings, "orchestrator", user) as orchestrator:
-        last_sent = time.monotonic()
-        while True:
-            # Read the state first: events recorded up to a settled state are then all in the next read.
-            cluster = orchestrator.request("GET", f"/clusters/{cluster_id}")
-            for event in orchestrator.request("GET", f"/clusters/{cluster_id}/events", params={"after_seq": after_seq}):
-                after_seq = event["seq"]
-                last_sent = time.monotonic()
-                yield _sse("event", event, event["seq"])
-            if cluster["state"] in SETTLED:
-                yield _sse("end", cluster)
+async def _event_stream(settings: Settings, user: User, cluster_id: str, after_seq: int,
+                        follow: bool = False) -> AsyncIterator[bytes]:
+    """SSE: the orchestrator's live stream of the cluster's timeline, passed through as it arrives
+    (each event as it is committed; a final ``event: end`` carries the settled cluster). Async, so
+    an open stream holds no worker thread. (Its own client: the request's dependencies are gone
+    while it streams.)"""
+    headers = internal_headers(settings.internal_token, user.username, "service")
+    async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
+                                 timeout=httpx.Timeout(10.0, read=None)) as client:
+        async with client.stream("GET", f"/clusters/{cluster_id}/events/stream",
+                                 params={"after_seq": after_seq, "follow": follow}) as upstream:
+            if upstream.status_code != 200:
+                yield f"event: error\ndata: {json.dumps({'status': upstream.status_code})}\n\n".encode()
                 return
-            if time.monotonic() - last_sent > KEEPALIVE_S:
-                last_sent = time.monotonic()
-                yield ": keep-alive\n\n"
-            time.sleep(settings.event_poll_interval_s)
+            async for chunk in upstream.aiter_raw():
+                yield chunk

@@ -1,14 +1,17 @@
 """The product catalog, launching a product (``POST /products/{product}/{version}``) and a
 placement dry-run of a launch."""
+import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Response
 
 from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, SettingsDep
-from spindle_api.schemas import Cluster, ProductCatalog, ProductSummary
+from spindle_api.api.links import cluster_links
+from spindle_api.api.params import Product, Version, segment
+from spindle_api.schemas import ClusterView, Manifest, Plan, ProductCatalog, ProductSummary, upstream_model
 from spindle_api.upstream import service_client
-from spindle_client.client import cluster_path
 from spindle_common.catalog import member_requests, validate_options
+from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/products", tags=["products"])
 
@@ -17,8 +20,40 @@ Options = Annotated[dict[str, Any] | None, Body(
                 '(e.g. {"roles": {"worker": {"count": 3}}, "settings": {...}}); defaults fill the rest',
     examples=[{"roles": {"worker": {"count": 3}}}])]
 
+NOT_IN_CATALOG = "no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"
+BAD_OPTIONS = ("a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's "
+               "options_schema (INVALID_OPTIONS, each problem by path)")
 
-@router.get("")
+def _finite(value: Any, path: str = "") -> None:
+    """JSON allows NaN and Infinity nowhere; Python's parser lets them through (and NaN passes every bound)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ApiError(422, "INVALID_OPTIONS", "the options hold a number that is not finite",
+                       {"errors": [{"path": path or "(top level)", "message": f"{value} is not a finite number"}]})
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _finite(item, f"{path}.{index}" if path else str(index))
+
+
+def _integers(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` with every number its schema types ``integer`` as an int (JSON Schema accepts 2.0 as an integer)."""
+    if isinstance(value, float) and schema.get("type") == "integer" and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        return {k: _integers(properties.get(k) or {}, v) for k, v in value.items()}
+    return value
+
+
+def resolved_options(manifest: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
+    """The options checked against the product's schema, its defaults filled in."""
+    _finite(options or {})
+    return _integers(manifest["options_schema"], validate_options(manifest, options or {}))
+
+
+@router.get("", responses=error_responses(401))
 def list_products(catalog: CatalogDep, _: CurrentUser) -> ProductCatalog:
     """Every product version that can be launched."""
     return ProductCatalog(products=[
@@ -27,38 +62,49 @@ def list_products(catalog: CatalogDep, _: CurrentUser) -> ProductCatalog:
         for m in catalog.manifests()])
 
 
-@router.get("/{product}/{version}")
-def get_product(product: str, version: str, catalog: CatalogDep, _: CurrentUser) -> dict[str, Any]:
+@router.get("/{product}/{version}", response_model_exclude_unset=True,
+            responses=error_responses(401, 404, 422, descriptions={404: NOT_IN_CATALOG}))
+def get_product(product: Product, version: Version, catalog: CatalogDep, _: CurrentUser) -> Manifest:
     """The product's manifest: roles, resources, ports, and its launch options' JSON Schema."""
-    return catalog.get(product, version)
+    return Manifest.model_validate(catalog.get(product, version))
 
 
-@router.post("/{product}/{version}", status_code=202, response_model=Cluster,
-             responses={202: {"headers": {"Location": {"description": "the new cluster's address"}}}})
-def launch_product(product: str, version: str, catalog: CatalogDep, user: CurrentUser,
+@router.post("/{product}/{version}", status_code=202,
+             responses={202: {"headers": {"Location": {"description": "the new cluster's address",
+                                                       "schema": {"type": "string"}}},
+                              "description": "accepted: the cluster (PENDING), to follow at Location",
+                              "links": cluster_links()},
+                        **error_responses(400, 401, 404, 409, 413, 422, 502, 503, descriptions={
+                            404: NOT_IN_CATALOG, 422: BAD_OPTIONS,
+                            409: "this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED)"})})
+def launch_product(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser,
                    orchestrator: OrchestratorDep, response: Response, options: Options = None,
-                   idempotency_key: Annotated[str | None, Header(max_length=128)] = None) -> dict[str, Any]:
+                   idempotency_key: Annotated[str | None, Header(min_length=1, max_length=128,
+                                                                 pattern=r"^[\x21-\x7e]+$")] = None) -> ClusterView:
     """Launch a cluster of the product. Accepted asynchronously: follow its state and events at
     ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster."""
-    resolved = validate_options(catalog.get(product, version), options or {})
-    cluster = orchestrator.request("POST", "/clusters", json={
+    resolved = resolved_options(catalog.get(product, version), options)
+    cluster = upstream_model(ClusterView, orchestrator.request("POST", "/clusters", json={
         "owner": user.username, "product": product, "version": version, "options": resolved,
-        "idempotency_key": idempotency_key})
-    response.headers["Location"] = cluster_path(cluster)
+        "idempotency_key": idempotency_key}))
+    response.headers["Location"] = "/clusters/" + "/".join(
+        segment(s) for s in (cluster.owner, cluster.product, cluster.version, cluster.id))
     return cluster
 
 
-@router.post("/{product}/{version}/plan")
-def plan_launch(product: str, version: str, catalog: CatalogDep, user: CurrentUser, settings: SettingsDep,
-                options: Options = None) -> dict[str, Any]:
+@router.post("/{product}/{version}/plan",
+             responses=error_responses(400, 401, 404, 413, 422, 502, 503, descriptions={
+                 404: NOT_IN_CATALOG, 422: BAD_OPTIONS, 503: "the scheduler is unreachable"}))
+def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser, settings: SettingsDep,
+                options: Options = None) -> Plan:
     """Dry-run a launch: where each member would be placed on the resources offered now, or which
     resource is short where. Nothing is created or held."""
     manifest = catalog.get(product, version)
-    resolved = validate_options(manifest, options or {})
+    resolved = resolved_options(manifest, options)
     members = [{"member_id": f"{m['role']}-{m['index']}", "role": m["role"], "cpus": m["cpus"],
                 "mem_mb": m["mem_mb"], "disks": m["disks"], "container": {"image": manifest["image"]}}
                for m in member_requests(manifest, resolved)]
     with service_client(settings, "scheduler", user) as scheduler:
-        return scheduler.request("POST", "/placements/dry-run", json={
+        return upstream_model(Plan, scheduler.request("POST", "/placements/dry-run", json={
             "cluster_id": f"plan-{user.username}", "strategy": resolved.get("strategy", "spread"),
-            "members": members})
+            "members": members}), "scheduler")

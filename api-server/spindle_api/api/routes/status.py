@@ -6,9 +6,9 @@ import httpx
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from spindle_client.status import service_statuses
 from spindle_api.api.deps import SettingsDep
-from spindle_common.errors import ApiError
+from spindle_client.status import service_statuses
+from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(tags=["status"])
 
@@ -24,7 +24,8 @@ class PlatformStatus(BaseModel):
     services: list[ServiceStatus]
 
 
-@router.get("/status")
+@router.get("/status", responses=error_responses(
+    503, descriptions={503: "Consul is unreachable (CONSUL_UNAVAILABLE)"}))
 def platform_status(settings: SettingsDep) -> PlatformStatus:
     """Health of each service; ``missing`` when no instance is registered in Consul."""
     consul_url = settings.consul_url

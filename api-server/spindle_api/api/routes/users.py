@@ -6,13 +6,16 @@ from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import select
 
 from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep
+from spindle_api.api.params import USERNAME_PATTERN, UserToDelete
+from spindle_api.api.routes.clusters import cluster_page
 from spindle_api.models import User
 from spindle_api.tokens import issue_token
-from spindle_common.errors import ApiError
+from spindle_common.contracts import ClusterState
+from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(tags=["users"])
 
-USERNAME = re.compile(r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$")
+USERNAME = re.compile(USERNAME_PATTERN)
 
 
 class UserOut(BaseModel):
@@ -21,13 +24,14 @@ class UserOut(BaseModel):
 
 
 class NewUser(BaseModel):
-    username: str = Field(description="lowercase letters, digits and '-', 3–32 characters")
+    username: str = Field(description="lowercase letters, digits and '-', 3–32 characters, starting with a letter",
+                          json_schema_extra={"pattern": USERNAME_PATTERN}, examples=["alice"])
     is_admin: bool = False
 
     @field_validator("username")
     @classmethod
     def valid_username(cls, value: str) -> str:
-        if not USERNAME.match(value):
+        if not USERNAME.fullmatch(value):
             raise ValueError("must be 3–32 lowercase letters, digits or '-', starting with a letter")
         return value
 
@@ -36,12 +40,14 @@ class CreatedUser(UserOut):
     token: str = Field(description="the user's first API token; shown only in this response")
 
 
-@router.get("/me")
+@router.get("/me", responses=error_responses(401))
 def who_am_i(user: CurrentUser) -> UserOut:
     return UserOut(username=user.username, is_admin=user.is_admin)
 
 
-@router.post("/admin/users", status_code=201)
+@router.post("/admin/users", status_code=201,
+             responses=error_responses(400, 401, 403, 409, 413, 422,
+                                       descriptions={409: "the user exists (USER_EXISTS)"}))
 def create_user(body: NewUser, _: AdminUser, session: SessionDep) -> CreatedUser:
     """Create a user and their first API token (returned once)."""
     if session.scalar(select(User).where(User.username == body.username)):
@@ -54,8 +60,13 @@ def create_user(body: NewUser, _: AdminUser, session: SessionDep) -> CreatedUser
     return CreatedUser(username=user.username, is_admin=user.is_admin, token=token)
 
 
-@router.delete("/admin/users/{username}", status_code=204)
-def delete_user(username: str, admin: AdminUser, session: SessionDep, orchestrator: OrchestratorDep) -> Response:
+@router.delete("/admin/users/{username}", status_code=204, response_class=Response,
+               responses=error_responses(401, 403, 404, 409, 422, 502, 503, descriptions={
+                   404: "no such user (USER_NOT_FOUND)",
+                   409: "the user still has clusters that are not destroyed (USER_HAS_CLUSTERS), or is the caller "
+                        "(CANNOT_DELETE_SELF)"}))
+def delete_user(username: UserToDelete, admin: AdminUser, session: SessionDep,
+                orchestrator: OrchestratorDep) -> Response:
     """Delete a user and their tokens. Refused for yourself and for a user who still has clusters
     that are not destroyed (delete those first), so no cluster is left without an owner."""
     if username == admin.username:
@@ -63,8 +74,13 @@ def delete_user(username: str, admin: AdminUser, session: SessionDep, orchestrat
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
         raise ApiError(404, "USER_NOT_FOUND", f"no user {username!r}", {"username": username})
-    live = [c["id"] for c in orchestrator.request("GET", "/clusters", params={"owner": username, "page_size": 500})["items"]
-            if c["state"] != "DESTROYED"]
+    live, token = [], None
+    while True:  # every page: a user with many destroyed clusters may have live ones further on
+        page = cluster_page(orchestrator, username, None, None, 500, token)
+        live += [c.id for c in page.items if c.state != ClusterState.DESTROYED]
+        token = page.next_page_token
+        if not token:
+            break
     if live:
         raise ApiError(409, "USER_HAS_CLUSTERS", f"{username} still has {len(live)} clusters; delete them first",
                        {"username": username, "clusters": live})
