@@ -11,8 +11,17 @@ import httpx
 
 from spindle_client import credentials
 from spindle_client.client import SpindleClient, SpindleError
-from spindle_client.commands import (cmd_clusters, cmd_delete, cmd_events, cmd_jobs, cmd_launch, cmd_products,
-                                     cmd_show, cmd_submit, parse_opts)
+from spindle_client.commands import (
+    cmd_clusters,
+    cmd_delete,
+    cmd_events,
+    cmd_jobs,
+    cmd_launch,
+    cmd_products,
+    cmd_show,
+    cmd_submit,
+    parse_opts,
+)
 from spindle_client.status import service_statuses
 
 
@@ -32,10 +41,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if all(s.status == "passing" for s in statuses) else 1
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """A command's parser that also takes options between and after its positionals
+    (``spindle submit <id> main.py --wait``): argparse's intermixed parsing, also as a subcommand."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # parse_known_intermixed_args calls back here for its two passes
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spindle", description="Spindle: big-data clusters on dedicated disks.")
     parser.add_argument("--consul-url", default=os.environ.get("SPINDLE_CONSUL_URL", "http://127.0.0.1:8500"))
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_IntermixedParser)
     status = sub.add_parser("status", help="show every service and its Consul health")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(func=cmd_status)
@@ -45,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     login.add_argument("--token", help="your API token (asked for when not given)")
     login.set_defaults(func=cmd_login)
 
-    machine = argparse.ArgumentParser(add_help=False)
+    # Of the subcommands' class, as typeshed wants of parents= (a parent only lends its arguments: never parses).
+    machine = _IntermixedParser(add_help=False)
     machine.add_argument("--json", action="store_true", help="machine-readable output")
     products = sub.add_parser("products", parents=[machine], help="list the catalog")
     products.set_defaults(func=api_command(cmd_products))
@@ -71,10 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "events":
             command.add_argument("--follow", action="store_true", help="live progress until the cluster settles")
         command.set_defaults(func=api_command(func))
-    submit = sub.add_parser("submit", parents=[machine], help="run a driver program against a running cluster")
+    submit = sub.add_parser(
+        "submit", parents=[machine], help="run a driver program against a running cluster",
+        usage="spindle submit [-h] CLUSTER_ID MAIN [--file FILE]... [--wait] [--json] [--user USER] [-- ARGS...]",
+        description="Options may come before, between or after CLUSTER_ID and MAIN; everything after '--' "
+                    "goes to the program as it is (also words that start with '-').")
     submit.add_argument("cluster_id")
     submit.add_argument("main", help="the driver program, e.g. wordcount.py")
-    submit.add_argument("args", nargs="*", help="its arguments (after --)")
+    submit.add_argument("args", nargs="*", help="its arguments (put them after --)")
     submit.add_argument("--file", action="append", default=[], help="another file it needs (.py, .so, data)")
     submit.add_argument("--wait", action="store_true", help="wait for the end, print its output, exit like it")
     submit.add_argument("--user", help="the cluster's owner (admins)")
@@ -103,8 +133,8 @@ def cmd_login(args: argparse.Namespace) -> int:
     except SpindleError as exc:
         print(f"spindle: login failed: {exc}", file=sys.stderr)
         return 1
-    path = credentials.save(credentials.Credentials(url=args.url, token=token, username=me["username"]))
-    print(f"logged in to {args.url} as {me['username']} (saved in {path})")
+    path = credentials.save(credentials.Credentials(url=args.url, token=token, username=me.username))
+    print(f"logged in to {args.url} as {me.username} (saved in {path})")
     return 0
 
 
@@ -118,7 +148,7 @@ def api_command(func):
             return 2
         try:
             with SpindleClient(creds.url, creds.token) as client:
-                username = getattr(args, "user", None) or creds.username or client.me()["username"]
+                username = getattr(args, "user", None) or creds.username or client.me().username
                 return func(args, client, username)
         except SpindleError as exc:
             print(f"spindle: {exc}", file=sys.stderr)
@@ -130,8 +160,33 @@ def api_command(func):
     return run
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line as arguments. ``submit`` takes its options anywhere (before, between or
+    after the cluster id and the program), and everything after the first ``--`` is the
+    program's arguments, verbatim."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if "--" in argv and _command_of(argv[:argv.index("--")]) == "submit":
+        split = argv.index("--")
+        args = parser.parse_args(argv[:split])
+        args.args = [*args.args, *argv[split + 1:]]
+        return args
+    return parser.parse_args(argv)
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command word of a command line (its first word that is not a global option or its value)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--consul-url":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     if getattr(args, "opt", None) is not None:
         try:
             args.options = parse_opts(args.opt)

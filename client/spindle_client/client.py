@@ -1,11 +1,25 @@
-"""A small typed client of Spindle's public REST API (used by the CLI and the tests)."""
+"""A small typed client of Spindle's public REST API (used by the CLI and the tests).
+
+Every answer is read into the models generated from the API's OpenAPI document
+(``spindle_client.models``): an answer of another shape raises ``UnexpectedAnswer`` instead of
+failing somewhere later. A model remembers the JSON it came from (``api_json()``)."""
 import base64
+import functools
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from spindle_client import models
+from spindle_client.api_model import ApiModel
+
+M = TypeVar("M", bound=ApiModel)
+# Anything that names a cluster: a Cluster, or a mapping with its owner, product, version and id.
+ClusterAddress = models.Cluster | Mapping[str, Any]
 
 
 class SpindleError(Exception):
@@ -14,6 +28,30 @@ class SpindleError(Exception):
     def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None):
         super().__init__(f"{code}: {message}")
         self.status, self.code, self.message, self.details = status, code, message, details or {}
+
+
+class UnexpectedAnswer(SpindleError):
+    """A successful answer whose shape the API's OpenAPI document does not allow."""
+
+    def __init__(self, what: str, status: int, error: ValidationError):
+        problems = [{"path": ".".join(str(p) for p in e["loc"]) or "(answer)", "message": e["msg"]}
+                    for e in error.errors()[:20]]
+        super().__init__(status, "UNEXPECTED_ANSWER",
+                         f"{what} answered outside the API's contract ({error.error_count()} problem(s))",
+                         {"errors": problems})
+
+
+_adapter = functools.cache(TypeAdapter)
+
+
+def parse(model: Any, data: Any, what: str = "the API", status: int = 200) -> Any:
+    """``data`` (JSON) read as ``model`` (a generated model, or e.g. ``list[Model]``)."""
+    try:
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model.model_validate(data)
+        return _adapter(model).validate_python(data)
+    except ValidationError as exc:
+        raise UnexpectedAnswer(what, status, exc) from None
 
 
 class SpindleClient:
@@ -33,90 +71,130 @@ class SpindleClient:
         self._http.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON of the API's answer (None when it has no body); SpindleError for an error answer."""
+        return self._request(method, path, **kwargs).json_body
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> "_Answer":
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise SpindleError(0, "UNREACHABLE", f"cannot reach {self._http.base_url}: {exc}") from exc
-        return _answer(response)
+        return _Answer(response.status_code, _answer(response))
+
+    def _get(self, model: Any, method: str, path: str, **kwargs: Any) -> Any:
+        answer = self._request(method, path, **kwargs)
+        return parse(model, answer.json_body, f"{method} {path}", answer.status)
 
     # --- who, what can be launched ---------------------------------------------------------------
-    def me(self) -> dict[str, Any]:
-        return self._call("GET", "/me")
+    def me(self) -> models.User:
+        return self._get(models.User, "GET", "/me")
 
-    def products(self) -> list[dict[str, Any]]:
-        return self._call("GET", "/products")["products"]
+    def products(self) -> list[models.Product]:
+        return self._get(models.ProductCatalog, "GET", "/products").products
 
-    def product(self, product: str, version: str) -> dict[str, Any]:
-        return self._call("GET", f"/products/{product}/{version}")
+    def product(self, product: str, version: str) -> models.Manifest:
+        return self._get(models.Manifest, "GET", f"/products/{product}/{version}")
 
-    def capacity(self) -> list[dict[str, Any]]:
+    def capacity(self) -> list[models.DiskCapacity]:
         """Free and in-service whole disks per class."""
-        return self._call("GET", "/capacity")["disks"]
+        return self._get(models.Capacity, "GET", "/capacity").disks
 
     # --- clusters --------------------------------------------------------------------------------
     def launch(self, product: str, version: str, options: dict[str, Any] | None = None,
-               idempotency_key: str | None = None) -> dict[str, Any]:
+               idempotency_key: str | None = None) -> models.Cluster:
         """Launch a cluster; returns it as accepted (state PENDING)."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return self._call("POST", f"/products/{product}/{version}", json=options or {}, headers=headers)
+        return self._get(models.Cluster, "POST", f"/products/{product}/{version}", json=options or {},
+                         headers=headers)
 
-    def plan(self, product: str, version: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def plan(self, product: str, version: str, options: dict[str, Any] | None = None) -> models.Plan:
         """Placement dry-run of a launch: where members would go, or why they cannot."""
-        return self._call("POST", f"/products/{product}/{version}/plan", json=options or {})
+        return self._get(models.Plan, "POST", f"/products/{product}/{version}/plan", json=options or {})
 
     def clusters(self, username: str, state: str | None = None, product: str | None = None,
-                 page_size: int = 100) -> Iterator[dict[str, Any]]:
+                 page_size: int = 100) -> Iterator[models.Cluster]:
         """Every cluster of ``username`` (following pages)."""
         token = None
         while True:
             params = {"state": state, "product": product, "page_size": page_size, "page_token": token}
-            page = self._call("GET", f"/clusters/{username}", params={k: v for k, v in params.items() if v})
-            yield from page["items"]
-            token = page.get("next_page_token")
+            page = self._get(models.ClusterPage, "GET", f"/clusters/{username}",
+                             params={k: v for k, v in params.items() if v})
+            yield from page.items
+            token = page.next_page_token
             if not token:
                 return
 
-    def find_cluster(self, username: str, cluster_id: str) -> dict[str, Any]:
+    def find_cluster(self, username: str, cluster_id: str) -> models.Cluster:
         """A cluster by id alone (the CLI's ``show <id>``); 404-style error when the user has none."""
         for cluster in self.clusters(username):
-            if cluster["id"] == cluster_id:
+            if cluster.id == cluster_id:
                 return cluster
         raise SpindleError(404, "CLUSTER_NOT_FOUND", f"{username} has no cluster {cluster_id}")
 
-    def cluster(self, cluster: dict[str, Any]) -> dict[str, Any]:
-        return self._call("GET", cluster_path(cluster))
+    def cluster(self, cluster: ClusterAddress) -> models.Cluster:
+        return self._get(models.Cluster, "GET", cluster_path(cluster))
 
-    def delete(self, cluster: dict[str, Any]) -> dict[str, Any]:
-        return self._call("DELETE", cluster_path(cluster))
+    def delete(self, cluster: ClusterAddress) -> models.Cluster:
+        return self._get(models.Cluster, "DELETE", cluster_path(cluster))
 
-    def events(self, cluster: dict[str, Any], after_seq: int = 0) -> list[dict[str, Any]]:
-        return self._call("GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq})
+    def events(self, cluster: ClusterAddress, after_seq: int = 0) -> list[models.Event]:
+        return self._get(list[models.Event], "GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq})
 
-    def follow_events(self, cluster: dict[str, Any], after_seq: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The live timeline (SSE): ``("event", event)`` items, then ``("end", settled cluster)``."""
-        with self._http.stream("GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq},
-                               headers={"Accept": "text/event-stream"}, timeout=httpx.Timeout(30, read=None)) as response:
-            if not response.is_success:
-                response.read()
-                _answer(response)
-            yield from parse_sse(response.iter_lines())
-
+    def follow_events(self, cluster: ClusterAddress, after_seq: int = 0,
+                      retries: int = 5) -> Iterator[tuple[str, Any]]:
+        """The live timeline (SSE): ``("event", Event)`` items, then ``("end", settled Cluster)``
+        (``None`` when the cluster is gone). A stream that drops before its end is opened again
+        after the last event seen (``Last-Event-ID``), up to ``retries`` times in a row."""
+        path = f"{cluster_path(cluster)}/events"
+        failures = 0
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if after_seq:
+                headers["Last-Event-ID"] = str(after_seq)
+            try:
+                with self._http.stream("GET", path, params={"after_seq": after_seq}, headers=headers,
+                                       timeout=httpx.Timeout(30, read=None)) as response:
+                    if not response.is_success:
+                        response.read()
+                        _answer(response)
+                    for name, data in parse_sse(response.iter_lines()):
+                        if name == "event":
+                            event = parse(models.Event, data, f"GET {path} (event)")
+                            after_seq, failures = event.seq, 0
+                            yield name, event
+                        elif name == "end":
+                            yield name, None if data is None else parse(models.Cluster, data, f"GET {path} (end)")
+                            return
+                        elif name == "error":
+                            status = data.get("status", 0) if isinstance(data, dict) else 0
+                            raise SpindleError(status or 502, "STREAM_FAILED", f"the event stream of {path} failed "
+                                               f"(upstream status {status})", {"data": data})
+            except httpx.HTTPError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            else:
+                reason = "closed before its end"
+            failures += 1
+            if failures > retries:
+                raise SpindleError(0, "STREAM_FAILED", f"the event stream of {path} {reason}; gave up after "
+                                   f"{retries} reconnects")
+            time.sleep(min(2 ** (failures - 1), 10))
 
     # --- jobs ----------------------------------------------------------------------------------------
-    def submit(self, cluster: dict[str, Any], main: Path, files: list[Path] = (), args: list[str] = ()) -> dict[str, Any]:
+    def submit(self, cluster: ClusterAddress, main: Path, files: Sequence[Path] = (),
+               args: Sequence[str] = ()) -> models.Job:
         """Run the driver program ``main`` (with ``files`` beside it) against a RUNNING cluster."""
         uploads = {p.name: base64.b64encode(p.read_bytes()).decode() for p in [main, *files]}
-        return self._call("POST", f"{cluster_path(cluster)}/jobs",
-                          json={"main": main.name, "args": list(args), "files": uploads})
+        return self._get(models.Job, "POST", f"{cluster_path(cluster)}/jobs",
+                         json={"main": main.name, "args": list(args), "files": uploads})
 
-    def jobs(self, cluster: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._call("GET", f"{cluster_path(cluster)}/jobs")
+    def jobs(self, cluster: ClusterAddress) -> list[models.Job]:
+        return self._get(list[models.Job], "GET", f"{cluster_path(cluster)}/jobs")
 
-    def job(self, cluster: dict[str, Any], job_id: str) -> dict[str, Any]:
+    def job(self, cluster: ClusterAddress, job_id: str) -> models.Job:
         """The job with its driver's stdout and stderr."""
-        return self._call("GET", f"{cluster_path(cluster)}/jobs/{job_id}")
+        return self._get(models.Job, "GET", f"{cluster_path(cluster)}/jobs/{job_id}")
 
-    def job_output(self, cluster: dict[str, Any], job_id: str) -> bytes:
+    def job_output(self, cluster: ClusterAddress, job_id: str) -> bytes:
         """What the job wrote to /job/output, as .tar.gz bytes."""
         try:
             response = self._http.get(f"{cluster_path(cluster)}/jobs/{job_id}/output")
@@ -127,14 +205,27 @@ class SpindleClient:
         return response.content
 
 
-def cluster_path(cluster: dict[str, Any]) -> str:
+class _Answer(NamedTuple):
+    status: int
+    json_body: Any
+
+
+def cluster_path(cluster: ClusterAddress) -> str:
     """The public address of a cluster, as the paper has it: /clusters/<user>/<product>/<version>/<id>."""
     return f"/clusters/{cluster['owner']}/{cluster['product']}/{cluster['version']}/{cluster['id']}"
 
 
-def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def api_json(value: Any) -> Any:
+    """A model (or a list of them) as the JSON the API sent."""
+    if isinstance(value, list):
+        return [api_json(v) for v in value]
+    return value.api_json() if isinstance(value, ApiModel) else value
+
+
+def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
     """``(event name, JSON data)`` of each server-sent event; comments (keep-alives) are skipped."""
-    name, data = "message", []
+    name = "message"
+    data: list[str] = []
     for line in lines:
         if not line:
             if data:
@@ -147,10 +238,16 @@ def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _answer(response: httpx.Response) -> Any:
+    """The JSON body of a successful answer; raises SpindleError with the error envelope otherwise."""
     if response.is_success:
-        return response.json() if response.content else None
+        try:
+            return response.json() if response.content else None
+        except ValueError:
+            raise SpindleError(response.status_code, "UNEXPECTED_ANSWER",
+                               f"the API answered {response.request.url.path} with a body that is not JSON: "
+                               f"{response.text[:200]!r}") from None
     try:
-        error = response.json()["error"]
-    except (ValueError, KeyError, TypeError):
+        error = models.ErrorEnvelope.model_validate(response.json()).error
+    except (ValueError, ValidationError):  # not JSON, or not the envelope (e.g. a proxy's page)
         raise SpindleError(response.status_code, "HTTP_ERROR", response.text[:500]) from None
-    raise SpindleError(response.status_code, error["code"], error["message"], error.get("details"))
+    raise SpindleError(response.status_code, error.code, error.message, error.details)

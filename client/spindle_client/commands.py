@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spindle_client.client import SpindleClient
+from spindle_client import models
+from spindle_client.client import SpindleClient, api_json
 
 
 def parse_opts(pairs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -34,24 +35,27 @@ def parse_opts(pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2))
+    """An answer (model or list of models) as the API's JSON."""
+    print(json.dumps(api_json(value), indent=2))
 
 
-def _print_cluster(cluster: dict[str, Any]) -> None:
-    print(f"cluster  {cluster['id']}  {cluster['product']} {cluster['version']}  owner {cluster['owner']}")
-    reason = f"  ({cluster['reason_code']}: {cluster['reason']})" if cluster.get("reason_code") else ""
-    print(f"state    {cluster['state']}{reason}")
-    members = cluster.get("members") or []
-    if members:
+def _reason(cluster: models.Cluster) -> str:
+    return f" ({cluster.reason_code}: {cluster.reason})" if cluster.reason_code else ""
+
+
+def _print_cluster(cluster: models.Cluster) -> None:
+    print(f"cluster  {cluster.id}  {cluster.product} {cluster.version}  owner {cluster.owner}")
+    print(f"state    {cluster.state}{_reason(cluster)}")
+    if cluster.members:
         print(f"{'MEMBER':<28}{'ROLE':<10}{'STATE':<14}{'NODE':<14}{'IP':<16}{'DISKS':<7}DNS")
-        for m in members:
-            print(f"{m['member_id']:<28}{m['role']:<10}{m['state']:<14}{m.get('node') or '-':<14}"
-                  f"{m.get('ip') or '-':<16}{len(m.get('disks') or []):<7}{m.get('dns_name') or '-'}")
+        for m in cluster.members:
+            print(f"{m.member_id:<28}{m.role:<10}{m.state:<14}{m.node or '-':<14}"
+                  f"{m.ip or '-':<16}{len(m.disks):<7}{m.dns_name or '-'}")
 
 
-def _event_line(event: dict[str, Any]) -> str:
-    who = event.get("member_id") or "cluster"
-    return f"{event['at'][11:19]}  {who:<28}{event['step']:<14}{event['state']:<18}{event['message']}"
+def _event_line(event: models.Event) -> str:
+    return (f"{event.at[11:19]}  {event.member_id or 'cluster':<28}{event.step:<14}{event.state:<18}"
+            f"{event.message}")
 
 
 def cmd_products(args: argparse.Namespace, client: SpindleClient, _: str) -> int:
@@ -61,21 +65,33 @@ def cmd_products(args: argparse.Namespace, client: SpindleClient, _: str) -> int
         return 0
     print(f"{'PRODUCT':<14}{'VERSION':<9}{'ROLES':<18}DESCRIPTION")
     for p in products:
-        print(f"{p['name']:<14}{p['version']:<9}{','.join(p['roles']):<18}{p['description']}")
+        print(f"{p.name:<14}{p.version:<9}{','.join(p.roles):<18}{p.description}")
     return 0
 
 
 def cmd_launch(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
     if args.plan:
         plan = client.plan(args.product, args.version, args.options)
-        _print_json(plan)
+        _print_json(plan) if args.json else _print_plan(plan)
         return 0
     cluster = client.launch(args.product, args.version, args.options, args.idempotency_key)
     if args.json and not args.follow:
         _print_json(cluster)
         return 0
-    print(f"launched {cluster['id']} ({cluster['product']} {cluster['version']}): {cluster['state']}")
+    print(f"launched {cluster.id} ({cluster.product} {cluster.version}): {cluster.state}")
     return _follow(args, client, cluster) if args.follow else 0
+
+
+def _print_plan(plan: models.Plan) -> None:
+    print(f"{'placeable' if plan.placeable else 'NOT placeable'}: {plan.summary}")
+    if plan.members:
+        print(f"{'MEMBER':<28}{'NODE':<14}{'CPUS':<10}DISKS")
+        for m in plan.members:
+            print(f"{m.member_id:<28}{m.node:<14}{','.join(map(str, m.cpus)) or '-':<10}{','.join(m.disks) or '-'}")
+    for unplaced in plan.reasons:
+        print(f"{unplaced.member_id} cannot be placed:")
+        for reason in unplaced.nodes:
+            print(f"  {reason.node}: {reason.constraint}: {reason.message}")
 
 
 def cmd_clusters(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
@@ -85,8 +101,7 @@ def cmd_clusters(args: argparse.Namespace, client: SpindleClient, username: str)
         return 0
     print(f"{'ID':<24}{'PRODUCT':<18}{'STATE':<14}{'MEMBERS':<9}CREATED")
     for c in clusters:
-        print(f"{c['id']:<24}{c['product'] + ' ' + c['version']:<18}{c['state']:<14}{len(c['members']):<9}"
-              f"{c['created_at'][:19]}")
+        print(f"{c.id:<24}{c.product + ' ' + c.version:<18}{c.state:<14}{len(c.members):<9}{c.created_at[:19]}")
     return 0
 
 
@@ -111,7 +126,7 @@ def cmd_events(args: argparse.Namespace, client: SpindleClient, username: str) -
 
 def cmd_delete(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
     cluster = client.delete(client.find_cluster(username, args.cluster_id))
-    _print_json(cluster) if args.json else print(f"deleting {cluster['id']}: {cluster['state']}")
+    _print_json(cluster) if args.json else print(f"deleting {cluster.id}: {cluster.state}")
     return 0
 
 
@@ -123,12 +138,12 @@ def cmd_submit(args: argparse.Namespace, client: SpindleClient, username: str) -
     cluster = client.find_cluster(username, args.cluster_id)
     job = client.submit(cluster, Path(args.main), [Path(f) for f in args.file], args.args)
     if not args.wait:
-        _print_json(job) if args.json else print(f"submitted {job['id']} to {cluster['id']}: {job['state']}")
+        _print_json(job) if args.json else print(f"submitted {job.id} to {cluster.id}: {job.state}")
         return 0
-    while job["state"] not in JOB_FINISHED:
+    while job.state not in JOB_FINISHED:
         time.sleep(1)
-        job = client.job(cluster, job["id"])
-    return _print_job(args, client.job(cluster, job["id"]))
+        job = client.job(cluster, job.id)
+    return _print_job(args, job)
 
 
 def cmd_jobs(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
@@ -141,32 +156,33 @@ def cmd_jobs(args: argparse.Namespace, client: SpindleClient, username: str) -> 
         return 0
     print(f"{'JOB':<14}{'STATE':<11}{'EXIT':<6}{'MAIN':<24}MESSAGE")
     for j in jobs:
-        print(f"{j['id']:<14}{j['state']:<11}{j['exit_code'] if j['exit_code'] is not None else '-':<6}"
-              f"{j['main']:<24}{j['message']}")
+        print(f"{j.id:<14}{j.state:<11}{j.exit_code if j.exit_code is not None else '-':<6}{j.main:<24}{j.message}")
     return 0
 
 
-def _print_job(args: argparse.Namespace, job: dict[str, Any], exit_like_job: bool = True) -> int:
+def _print_job(args: argparse.Namespace, job: models.Job, exit_like_job: bool = True) -> int:
     if args.json:
         _print_json(job)
     else:
-        print(job["stdout"], end="")
-        print(job["stderr"], end="", file=sys.stderr)
-        print(f"job {job['id']}: {job['state']} ({job['message']})", file=sys.stderr)
-    return (0 if job["state"] == "SUCCEEDED" else 1) if exit_like_job else 0
+        print(job.stdout or "", end="")
+        print(job.stderr or "", end="", file=sys.stderr)
+        print(f"job {job.id}: {job.state} ({job.message})", file=sys.stderr)
+    return (0 if job.state == "SUCCEEDED" else 1) if exit_like_job else 0
 
 
-def _follow(args: argparse.Namespace, client: SpindleClient, cluster: dict[str, Any]) -> int:
+def _follow(args: argparse.Namespace, client: SpindleClient, cluster: models.Cluster) -> int:
     """Print events as they happen; exit 0 when the cluster settles RUNNING or DESTROYED, 1 if FAILED."""
-    settled = cluster
+    settled: models.Cluster | None = cluster
     for kind, data in client.follow_events(cluster):
         if kind == "end":
             settled = data
         elif args.json:
-            print(json.dumps(data), flush=True)
+            print(json.dumps(api_json(data)), flush=True)
         else:
             print(_event_line(data), flush=True)
+    if settled is None:
+        print(f"{cluster.id} is gone", file=sys.stderr)
+        return 1
     if not args.json:
-        reason = f" ({settled['reason_code']}: {settled['reason']})" if settled.get("reason_code") else ""
-        print(f"{settled['id']} is {settled['state']}{reason}")
-    return 1 if settled["state"] == "FAILED" else 0
+        print(f"{settled.id} is {settled.state}{_reason(settled)}")
+    return 1 if settled.state == "FAILED" else 0

@@ -1,8 +1,10 @@
 // Typed fetch client for the Spindle REST API (same origin as the UI).
 // Every failure becomes an ApiError carrying the platform's error envelope as it is.
+import type { ErrorEnvelope } from './api/types';
 import { getToken } from './session';
 
-export type ApiErrorDetails = Record<string, unknown>;
+/** What an error is about (free-form, by code): the envelope's `details`. */
+export type ApiErrorDetails = ErrorEnvelope['error']['details'];
 
 /** An error the API returned (or a failure to reach it), with its machine-readable code. */
 export class ApiError extends Error {
@@ -19,9 +21,11 @@ export class ApiError extends Error {
   }
 }
 
-type ErrorEnvelope = { error: { code: string; message: string; details?: ApiErrorDetails } };
+type ErrorBody = ErrorEnvelope['error'];
+/** The error envelope as it may arrive: a sender other than Spindle's services may leave out `details`. */
+type ReceivedEnvelope = { error: Omit<ErrorBody, 'details'> & { details?: ErrorBody['details'] } };
 
-function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
+function isErrorEnvelope(body: unknown): body is ReceivedEnvelope {
   if (typeof body !== 'object' || body === null || !('error' in body)) return false;
   const error: unknown = body.error;
   return (

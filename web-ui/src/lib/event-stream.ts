@@ -25,19 +25,31 @@ export function parseEvents(buffer: string): { events: ServerEvent[]; rest: stri
   return { events, rest };
 }
 
-/** Reads the SSE stream at `path` until it ends or `signal` aborts, calling `onEvent` for each event. */
-export async function readEventStream(path: string, onEvent: (event: ServerEvent) => void, signal: AbortSignal) {
+/** Reads the SSE stream at `path` until it ends or `signal` aborts, calling `onEvent` for each event.
+ * `lastEventId` resumes a stream after the last event seen (the `Last-Event-ID` header). An error
+ * thrown by `onEvent` stops reading and rejects. */
+export async function readEventStream(
+  path: string,
+  onEvent: (event: ServerEvent) => void,
+  signal: AbortSignal,
+  lastEventId?: string,
+) {
   const headers = authHeaders({ Accept: 'text/event-stream' });
+  if (lastEventId !== undefined) headers.set('Last-Event-ID', lastEventId);
   const response = await fetch(path, { headers, signal });
   if (!response.ok) throw await errorFromResponse(response);
   if (!response.body) return;
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    const parsed = parseEvents(buffer + value);
-    buffer = parsed.rest;
-    parsed.events.forEach(onEvent);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      const parsed = parseEvents(buffer + value);
+      buffer = parsed.rest;
+      parsed.events.forEach(onEvent);
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
   }
 }

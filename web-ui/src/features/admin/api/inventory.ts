@@ -1,20 +1,5 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-
-export type Node = { id: number; name: string; [key: string]: unknown };
-
-export type Disk = {
-  id: number;
-  node: string;
-  device_path: string;
-  size_bytes: number;
-  mount_point: string;
-  disk_class: string;
-  state: 'free' | 'allocated' | 'wiping' | 'failed' | 'retired';
-  state_reason: string | null;
-  owner: string | null;
-};
-
-export type IpPool = { name: string; cidr: string; floating_cidr: string; driver: string; floating_total: number; floating_used: number };
+import type { DiscoverResult, Disk, DiskClass, DiskPage, IpPool, Node } from '@/lib/api/types';
 
 export type DiskAction = 'retire' | 'fail' | 'wipe';
 
@@ -23,7 +8,7 @@ export function getNodes(): Promise<Node[]> {
 }
 
 export function getDisks(node: string): Promise<Disk[]> {
-  return apiRequest<{ items: Disk[] }>(`/admin/disks?node=${encodeURIComponent(node)}&page_size=1000`).then((p) => p.items);
+  return apiRequest<DiskPage>(`/admin/disks?node=${encodeURIComponent(node)}&page_size=1000`).then((p) => p.items);
 }
 
 export function getIpPools(): Promise<IpPool[]> {
@@ -34,10 +19,10 @@ export function diskAction(diskId: number, action: DiskAction): Promise<Disk> {
   return apiRequest<Disk>(`/admin/disks/${diskId}/${action}`, jsonBody('POST', { reason: `${action} from the web UI` }));
 }
 
-export function setDiskClass(diskId: number, diskClass: string): Promise<Disk> {
+export function setDiskClass(diskId: number, diskClass: DiskClass): Promise<Disk> {
   return apiRequest<Disk>(`/admin/disks/${diskId}`, jsonBody('PATCH', { disk_class: diskClass }));
 }
 
-export function rediscover(node: string): Promise<unknown> {
-  return apiRequest<unknown>(`/admin/nodes/${encodeURIComponent(node)}/discover`, jsonBody('POST', {}));
+export function rediscover(node: string): Promise<DiscoverResult> {
+  return apiRequest<DiscoverResult>(`/admin/nodes/${encodeURIComponent(node)}/discover`, jsonBody('POST', {}));
 }

@@ -3,12 +3,12 @@ import { useState } from 'react';
 
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
+import { DISK_CLASSES, type DiskClass, type DiskState } from '@/lib/api/types';
 
-import { diskAction, getDisks, rediscover, setDiskClass, type Disk, type DiskAction } from '../api/inventory';
+import { diskAction, getDisks, rediscover, setDiskClass, type DiskAction } from '../api/inventory';
 
-const CLASSES = ['hdd', 'ssd', 'nvme'];
 // Which actions the disk state machine allows from each state.
-const ACTIONS: Record<Disk['state'], DiskAction[]> = {
+const ACTIONS: Record<DiskState, DiskAction[]> = {
   free: ['retire', 'fail'],
   allocated: ['fail'],
   wiping: ['fail'],
@@ -31,7 +31,7 @@ export function DiskMap({ node }: { node: string }) {
     void queryClient.invalidateQueries({ queryKey: ['capacity'] });
   };
   const act = useMutation({ mutationFn: ({ id, action }: { id: number; action: DiskAction }) => diskAction(id, action), onSuccess: refresh });
-  const reclass = useMutation({ mutationFn: ({ id, c }: { id: number; c: string }) => setDiskClass(id, c), onSuccess: refresh });
+  const reclass = useMutation({ mutationFn: ({ id, c }: { id: number; c: DiskClass }) => setDiskClass(id, c), onSuccess: refresh });
   const discover = useMutation({ mutationFn: () => rediscover(node), onSuccess: refresh });
 
   if (disks.isPending) return <LoadingState label={`Loading the disks of ${node}…`} />;
@@ -71,8 +71,8 @@ export function DiskMap({ node }: { node: string }) {
           </p>
           <label>
             Class{' '}
-            <select value={disk.disk_class} onChange={(e) => reclass.mutate({ id: disk.id, c: e.target.value })}>
-              {CLASSES.map((c) => (
+            <select value={disk.disk_class} onChange={(e) => reclass.mutate({ id: disk.id, c: e.target.value as DiskClass })}>
+              {DISK_CLASSES.map((c) => (
                 <option key={c}>{c}</option>
               ))}
             </select>

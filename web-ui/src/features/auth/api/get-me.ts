@@ -1,6 +1,5 @@
 import { apiRequest } from '@/lib/api-client';
-
-export type Me = { username: string; is_admin: boolean };
+import type { Me } from '@/lib/api/types';
 
 export function getMe(): Promise<Me> {
   return apiRequest<Me>('/me');

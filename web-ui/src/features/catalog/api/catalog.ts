@@ -1,38 +1,8 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-import type { Cluster } from '@/features/clusters/api/types';
-
-import type { JsonSchema } from '../lib/schema-form';
-
-export type ProductSummary = { name: string; version: string; description: string; roles: string[]; path: string };
-
-export type RoleSpec = {
-  count: { default: number; min: number; max: number };
-  cpus: number;
-  mem_mb: number;
-  disks?: Record<string, number>;
-  ports?: { name: string; port: number; ui?: boolean }[];
-};
-
-export type Manifest = {
-  name: string;
-  version: string;
-  description: string;
-  image: string;
-  roles: Record<string, RoleSpec>;
-  options_schema: JsonSchema;
-};
-
-export type DiskCapacity = { disk_class: string; free: number; total: number };
-
-export type Plan = {
-  placeable: boolean;
-  summary: string;
-  members: { member_id: string; node: string; disks: string[]; cpus: number[] }[];
-  reasons: { member_id: string; nodes: { node: string; constraint: string; message: string }[] }[];
-};
+import type { Capacity, Cluster, DiskCapacity, Manifest, Plan, ProductCatalog, ProductSummary } from '@/lib/api/types';
 
 export function getProducts(): Promise<ProductSummary[]> {
-  return apiRequest<{ products: ProductSummary[] }>('/products').then((body) => body.products);
+  return apiRequest<ProductCatalog>('/products').then((body) => body.products);
 }
 
 export function getProduct(product: string, version: string): Promise<Manifest> {
@@ -40,7 +10,7 @@ export function getProduct(product: string, version: string): Promise<Manifest> 
 }
 
 export function getCapacity(): Promise<DiskCapacity[]> {
-  return apiRequest<{ disks: DiskCapacity[] }>('/capacity').then((body) => body.disks);
+  return apiRequest<Capacity>('/capacity').then((body) => body.disks);
 }
 
 export function planLaunch(product: string, version: string, options: unknown): Promise<Plan> {

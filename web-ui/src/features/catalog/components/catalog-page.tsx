@@ -4,8 +4,8 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { launchPath } from '@/config/paths';
+import type { ProductSummary } from '@/lib/api/types';
 
-import type { ProductSummary } from '../api/catalog';
 import { useProducts } from '../hooks/use-catalog';
 
 /** One card per product, its versions as links to their launch forms. */

@@ -5,8 +5,9 @@ import { useNavigate, useParams } from 'react-router';
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { clusterPagePath } from '@/config/paths';
+import type { Manifest } from '@/lib/api/types';
 
-import { launchProduct, type Manifest } from '../api/catalog';
+import { launchProduct } from '../api/catalog';
 import { useCapacity, usePlan, useProduct } from '../hooks/use-catalog';
 import { fieldsOf, initialValues, toOptions, validate, type FormValues } from '../lib/schema-form';
 import { PlacementPreview } from './placement-preview';

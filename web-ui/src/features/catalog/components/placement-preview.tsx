@@ -1,4 +1,5 @@
-import type { Plan } from '../api/catalog';
+import type { Plan } from '@/lib/api/types';
+
 
 /** Where each member would go, or why the launch does not fit now. */
 export function PlacementPreview({ plan }: { plan: Plan }) {

@@ -1,4 +1,5 @@
-import type { DiskCapacity } from '../api/catalog';
+import type { DiskCapacity } from '@/lib/api/types';
+
 import { diskClassOf, type FormField, type FormValues } from '../lib/schema-form';
 
 type Props = {

@@ -1,6 +1,7 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
+import type { Cluster, ClusterPage, Job } from '@/lib/api/types';
 
-import { clusterPath, type Cluster, type ClusterPage, type Job } from './types';
+import { clusterPath, type ClusterAddress } from '../lib/cluster';
 
 export type ClusterFilters = { state?: string; product?: string; pageToken?: string };
 
@@ -21,18 +22,18 @@ export function listAllClusters(filters: ClusterFilters): Promise<ClusterPage> {
   return apiRequest<ClusterPage>(`/admin/clusters${query(filters)}`);
 }
 
-export function getCluster(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): Promise<Cluster> {
+export function getCluster(address: ClusterAddress): Promise<Cluster> {
   return apiRequest<Cluster>(clusterPath(address));
 }
 
-export function deleteCluster(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): Promise<Cluster> {
+export function deleteCluster(address: ClusterAddress): Promise<Cluster> {
   return apiRequest<Cluster>(clusterPath(address), jsonBody('DELETE'));
 }
 
-export function listJobs(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>): Promise<Job[]> {
+export function listJobs(address: ClusterAddress): Promise<Job[]> {
   return apiRequest<Job[]>(`${clusterPath(address)}/jobs`);
 }
 
-export function getJob(address: Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>, jobId: string): Promise<Job> {
+export function getJob(address: ClusterAddress, jobId: string): Promise<Job> {
   return apiRequest<Job>(`${clusterPath(address)}/jobs/${jobId}`);
 }

@@ -1,13 +1,14 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
+import type { Cluster } from '@/lib/api/types';
 
-import { deleteCluster, getCluster } from '../api/clusters';
-import { clusterPath, SETTLED_STATES } from '../api/types';
-import { useClusterEvents } from '../hooks/use-cluster-events';
+import { deleteCluster } from '../api/clusters';
+import { clusterQueryKey, useLiveCluster } from '../hooks/use-live-cluster';
+import { clusterPath, type ClusterAddress } from '../lib/cluster';
 import { EventTimeline } from './event-timeline';
 import { JobList } from './job-list';
 import { MemberTable } from './member-table';
@@ -17,26 +18,22 @@ import { StateBadge } from './state-badge';
 export function ClusterDetailPage() {
   const { owner = '', product = '', version = '', id = '' } = useParams();
   const address = { owner, product, version, id };
-  const path = clusterPath(address);
+  // Another cluster is another page: its timeline starts empty.
+  return <LiveClusterPage key={clusterPath(address)} address={address} />;
+}
+
+function LiveClusterPage({ address }: { address: ClusterAddress }) {
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const remove = useMutation({
     mutationFn: () => deleteCluster(address),
     onSuccess: (updated) => {
       setConfirming(false);
-      queryClient.setQueryData(['cluster', path], updated);
+      queryClient.setQueryData<Cluster>(clusterQueryKey(address), updated);
     },
   });
-  // A deleted cluster may still read RUNNING for a moment: follow it until it is DESTROYED.
-  const isSettled = (state?: string) =>
-    remove.isSuccess ? state === 'DESTROYED' : SETTLED_STATES.includes(state ?? '');
-  const cluster = useQuery({
-    queryKey: ['cluster', path],
-    queryFn: () => getCluster(address),
-    refetchInterval: (query) => (isSettled(query.state.data?.state) ? false : 1000),
-  });
-  const settled = isSettled(cluster.data?.state);
-  const timeline = useClusterEvents(address, settled);
+  // Refreshed by the cluster's event stream alone; after a delete, followed until DESTROYED.
+  const { cluster, events, streamError, settled } = useLiveCluster(address, remove.isSuccess);
 
   if (cluster.isPending) return <LoadingState label="Loading the cluster…" />;
   if (cluster.isError) return <ErrorAlert title="Could not load the cluster" error={cluster.error} />;
@@ -80,8 +77,13 @@ export function ClusterDetailPage() {
       <h2>Jobs</h2>
       <JobList address={address} />
       <h2>Timeline</h2>
-      {timeline.error && <ErrorAlert title="The live timeline stopped" error={timeline.error} />}
-      <EventTimeline events={timeline.events} />
+      {streamError && (
+        <ErrorAlert
+          title={streamError.retrying ? 'The live timeline dropped; reconnecting…' : 'The live timeline stopped'}
+          error={streamError.error}
+        />
+      )}
+      <EventTimeline events={events} />
     </section>
   );
 }

@@ -7,12 +7,14 @@ import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { paths } from '@/config/paths';
 import { useMe } from '@/features/auth/hooks/use-me';
+import { CLUSTER_STATES } from '@/lib/api/types';
 
 import { listAllClusters, listClusters, type ClusterFilters } from '../api/clusters';
-import { CLUSTER_STATES } from '../api/types';
 import { ClusterTable } from './cluster-table';
 
-/** Your clusters (or, with `everyone`, all users' clusters for admins), filtered by state and product. */
+/** Your clusters (or, with `everyone`, all users' clusters for admins), filtered by state and product.
+ * Fetched when the page opens, the filters change or the window regains focus, and on Refresh;
+ * never on a timer (a cluster's own page follows it live over its event stream). */
 export function ClusterListPage({ everyone = false }: { everyone?: boolean }) {
   const me = useMe();
   const [filters, setFilters] = useState<ClusterFilters>({});
@@ -21,7 +23,6 @@ export function ClusterListPage({ everyone = false }: { everyone?: boolean }) {
     queryKey: ['clusters', everyone ? '*' : username, filters],
     queryFn: () => (everyone ? listAllClusters(filters) : listClusters(username, filters)),
     enabled: everyone || username !== '',
-    refetchInterval: 3000,
   });
   return (
     <section className="page">
@@ -39,6 +40,9 @@ export function ClusterListPage({ everyone = false }: { everyone?: boolean }) {
         <label>
           Product <input value={filters.product ?? ''} onChange={(e) => setFilters({ ...filters, product: e.target.value || undefined })} />
         </label>
+        <button type="button" className="button button--small" disabled={clusters.isFetching} onClick={() => void clusters.refetch()}>
+          Refresh
+        </button>
       </div>
       {clusters.isPending ? (
         <LoadingState label="Loading clusters…" />

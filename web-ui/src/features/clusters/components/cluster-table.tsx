@@ -1,8 +1,9 @@
 import { Link } from 'react-router';
 
 import { clusterPagePath } from '@/config/paths';
+import type { Cluster } from '@/lib/api/types';
 
-import type { Cluster } from '../api/types';
+import { parseTimestamp } from '../lib/cluster';
 import { StateBadge } from './state-badge';
 
 /** Clusters as rows linking to their detail pages. */
@@ -36,7 +37,7 @@ export function ClusterTable({ clusters, showOwner = false }: { clusters: Cluste
               {c.reason_code && <span className="muted"> {c.reason_code}</span>}
             </td>
             <td>{c.members.length}</td>
-            <td>{new Date(c.created_at + 'Z').toLocaleString()}</td>
+            <td>{parseTimestamp(c.created_at).toLocaleString()}</td>
           </tr>
         ))}
       </tbody>

@@ -1,4 +1,6 @@
-import type { ClusterEvent } from '../api/types';
+import type { ClusterEvent } from '@/lib/api/types';
+
+import { parseTimestamp } from '../lib/cluster';
 
 /** The per-member, per-step timeline, newest last. */
 export function EventTimeline({ events }: { events: ClusterEvent[] }) {
@@ -6,7 +8,7 @@ export function EventTimeline({ events }: { events: ClusterEvent[] }) {
     <ol className="timeline" aria-label="timeline">
       {events.map((e) => (
         <li key={e.seq}>
-          <span className="table__mono">{new Date(e.at + 'Z').toLocaleTimeString()}</span> <strong>{e.member_id ?? 'cluster'}</strong>{' '}
+          <span className="table__mono">{parseTimestamp(e.at).toLocaleTimeString()}</span> <strong>{e.member_id ?? 'cluster'}</strong>{' '}
           {e.step} → {e.state} <span className="muted">{e.message}</span>
         </li>
       ))}

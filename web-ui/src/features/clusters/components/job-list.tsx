@@ -5,20 +5,18 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { ErrorAlert } from '@/components/ui/error-alert';
 
 import { getJob, listJobs } from '../api/clusters';
-import type { Cluster } from '../api/types';
+import type { ClusterAddress } from '../lib/cluster';
 import { StateBadge } from './state-badge';
 
-type Address = Pick<Cluster, 'owner' | 'product' | 'version' | 'id'>;
-
 /** The cluster's jobs (driver programs), newest last; a job's logs open below the list. */
-export function JobList({ address }: { address: Address }) {
+export function JobList({ address }: { address: ClusterAddress }) {
   const [shown, setShown] = useState<string | null>(null);
-  const jobs = useQuery({ queryKey: ['jobs', address.id], queryFn: () => listJobs(address), refetchInterval: 3000 });
+  // Refreshed by the cluster's event stream (its `job` events), not on a timer.
+  const jobs = useQuery({ queryKey: ['jobs', address.id], queryFn: () => listJobs(address) });
   const job = useQuery({
     queryKey: ['job', address.id, shown],
     queryFn: () => getJob(address, shown ?? ''),
     enabled: shown !== null,
-    refetchInterval: (query) => (['PENDING', 'RUNNING'].includes(query.state.data?.state ?? 'PENDING') ? 2000 : false),
   });
   if (jobs.isError) return <ErrorAlert title="Could not load the jobs" error={jobs.error} />;
   if (!jobs.data) return null;

@@ -1,8 +1,9 @@
-import type { Member } from '../api/types';
+import type { Member } from '@/lib/api/types';
+
 import { StateBadge } from './state-badge';
 
-function size(bytes?: number): string {
-  return bytes === undefined ? '' : `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+function size(bytes?: number | null): string {
+  return bytes === undefined || bytes === null ? '' : `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
 
 /** Each member: where it runs, its floating IP and DNS name, its whole disks and its service links. */

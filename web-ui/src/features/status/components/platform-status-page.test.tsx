@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { jsonResponse } from '@/testing/json-response';
 import { renderWithProviders } from '@/testing/render-with-providers';
 
-import type { PlatformStatus } from '../api/get-platform-status';
+import type { PlatformStatus } from '@/lib/api/types';
 import { PlatformStatusPage } from './platform-status-page';
 
 function stubStatusResponse(response: Promise<Response>) {

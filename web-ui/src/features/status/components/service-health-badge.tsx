@@ -1,6 +1,5 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
-
-import type { ServiceHealth } from '../api/get-platform-status';
+import type { ServiceHealth } from '@/lib/api/types';
 
 const TONES: Record<ServiceHealth, BadgeTone> = {
   passing: 'success',

@@ -1,4 +1,4 @@
-import type { ServiceStatus } from '../api/get-platform-status';
+import type { ServiceStatus } from '@/lib/api/types';
 import { ServiceHealthBadge } from './service-health-badge';
 
 /** One row per service: health, where its instances run, and why it is not passing. */

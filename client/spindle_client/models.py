@@ -1,0 +1,31 @@
+"""The API's shapes as this client names them: the generated models (``models_gen.py``, made by
+``scripts/gen-clients`` from ``docs/openapi.json``) under friendly names. When the API renames a
+schema, only this module changes. Nothing here is written by hand but the names."""
+from spindle_client.models_gen import (
+                                       Capacity,
+                                       ClusterPage,
+                                       ClusterState,
+                                       ClusterView,
+                                       DiskClassCapacity,
+                                       ErrorEnvelope,
+                                       EventView,
+                                       HeldDisk,
+                                       Job,
+                                       Manifest,
+                                       MemberView,
+                                       Plan,
+                                       ProductCatalog,
+                                       ProductSummary,
+                                       UserOut,
+)
+
+Cluster = ClusterView
+Member = MemberView
+Event = EventView
+Disk = HeldDisk
+User = UserOut
+Product = ProductSummary
+DiskCapacity = DiskClassCapacity
+
+__all__ = ["Capacity", "Cluster", "ClusterPage", "ClusterState", "Disk", "DiskCapacity", "ErrorEnvelope", "Event",
+           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User"]
