@@ -37,7 +37,8 @@ class CallLog:
         def record(request: httpx.Request) -> None:
             with self.lock:
                 self.calls[getattr(self.current, "round", 0)][service] += 1
-                self.paths.append((service, f"{request.method} {request.url.path}"))
+                announce = b'"healthy"' in (request.content or b"")  # names made resolvable once healthy
+                self.paths.append((service, f"{request.method} {request.url.path}{' healthy' if announce else ''}"))
         return record
 
 
@@ -89,8 +90,9 @@ def test_a_launch_makes_one_call_per_service_per_step_and_nothing_polls_a_runnin
             assert launch_rounds, "the launch made calls"
             for round_id, per_service in launch_rounds.items():
                 assert max(per_service.values()) <= 1, (round_id, per_service, calls.paths)
-            ip_holds = [p for s, p in calls.paths if s == "network-service" and p.startswith("POST /allocations")]
-            assert ip_holds == ["POST /allocations/batch"], calls.paths  # all 3 members' IPs in one call
+            ip_calls = [p for s, p in calls.paths if s == "network-service" and p.startswith("POST /allocations")]
+            # all 3 members' IPs held in one call; their names made resolvable in one call once healthy
+            assert ip_calls == ["POST /allocations/batch", "POST /allocations/batch healthy"], calls.paths
             disk_calls = disk_service_calls(disk_log, log_start)
             assert disk_calls.count("POST /allocations/batch") == 1, disk_calls  # all 3 members' disks
             assert "POST /allocations" not in disk_calls, disk_calls
