@@ -10,12 +10,10 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
     TypeAdapter,
     ValidationError,
 )
@@ -25,10 +23,12 @@ from spindle_common.contracts import (
     ClusterPage,
     ClusterView,
     DiskClass,
+    DiskView,
     EventView,
     Model,
     PortSpec,
     RestartPolicy,
+    Timestamp,
     as_utc,
 )
 from spindle_common.errors import ApiError
@@ -41,12 +41,6 @@ def utc(value: Any) -> datetime:
     return as_utc(_DATETIME.validate_python(value))
 
 
-def _rfc3339(value: datetime) -> str:
-    return as_utc(value).isoformat().replace("+00:00", "Z")
-
-
-# A timestamp read from an internal service: naive ones are UTC; always RFC 3339 with Z on the way out.
-UtcTimestamp = Annotated[datetime, AfterValidator(as_utc), PlainSerializer(_rfc3339, return_type=str, when_used="json")]
 # Text that goes into a database: no control characters.
 Line = Annotated[str, Field(pattern=LINE_PATTERN)]
 
@@ -191,16 +185,15 @@ class Job(Model):
     message: str
     exit_code: int | None
     ip: str | None
-    created_at: UtcTimestamp
-    started_at: UtcTimestamp | None
-    finished_at: UtcTimestamp | None
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
     stdout: str | None = Field(default=None, description="the driver's stdout (only when one job is shown)")
     stderr: str | None = Field(default=None, description="the driver's stderr (only when one job is shown)")
 
 
 # --- admin: nodes and disks (disk-service) --------------------------------------------------------
 
-DiskState = Literal["free", "allocated", "wiping", "failed", "retired"]
 
 
 class NodeCreate(Model):
@@ -219,7 +212,7 @@ class Node(Model):
     disk_root: str
     cpus: float | None
     mem_mb: int | None
-    created_at: UtcTimestamp
+    created_at: Timestamp
 
 
 class LsblkDevice(BaseModel):
@@ -256,24 +249,7 @@ class DiscoverRequest(Model):
     classes: dict[Annotated[str, Field(pattern=LINE_PATTERN, max_length=4096)], DiskClass] = {}
 
 
-class Disk(Model):
-    id: int
-    node: str
-    device_path: str
-    serial: str | None
-    model: str | None
-    transport: str | None
-    size_bytes: int
-    rotational: bool
-    mount_point: str
-    fs_type: str | None
-    fs_label: str | None
-    disk_class: DiskClass
-    labels: dict[str, str]
-    state: DiskState
-    state_reason: str | None
-    owner: str | None
-    updated_at: UtcTimestamp
+Disk = DiskView  # as disk-service answers it
 
 
 class DiskPage(Model):
@@ -313,7 +289,7 @@ class DiskTransition(Model):
     actor: str
     owner: str | None
     reason: str | None
-    at: UtcTimestamp
+    at: Timestamp
 
 
 class ScalarValue(Model):

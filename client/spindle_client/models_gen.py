@@ -35,14 +35,6 @@ class CreatedUser(ApiModel):
     username: Annotated[str, Field(title='Username')]
 
 
-class State(StrEnum):
-    free = 'free'
-    allocated = 'allocated'
-    wiping = 'wiping'
-    failed = 'failed'
-    retired = 'retired'
-
-
 class DiskClass(StrEnum):
     hdd = 'hdd'
     ssd = 'ssd'
@@ -53,6 +45,14 @@ class DiskClassCapacity(ApiModel):
     disk_class: DiskClass
     free: Annotated[int, Field(title='Free')]
     total: Annotated[int, Field(title='Total')]
+
+
+class DiskState(StrEnum):
+    free = 'free'
+    allocated = 'allocated'
+    wiping = 'wiping'
+    failed = 'failed'
+    retired = 'retired'
 
 
 class DiskTransition(ApiModel):
@@ -78,6 +78,29 @@ class DiskUpdate(ApiModel):
         dict[Annotated[str, StringConstraints(pattern=r'^[^\x00-\x1f\x7f]*$', max_length=1024)], str] | None,
         Field(description='replaces every label of the disk', title='Labels'),
     ] = None
+
+
+class DiskView(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    device_path: Annotated[str, Field(title='Device Path')]
+    disk_class: DiskClass
+    fs_label: Annotated[str | None, Field(title='Fs Label')]
+    fs_type: Annotated[str | None, Field(title='Fs Type')]
+    id: Annotated[int, Field(title='Id')]
+    labels: Annotated[dict[str, str], Field(title='Labels')]
+    model: Annotated[str | None, Field(title='Model')]
+    mount_point: Annotated[str, Field(title='Mount Point')]
+    node: Annotated[str, Field(title='Node')]
+    owner: Annotated[str | None, Field(title='Owner')]
+    rotational: Annotated[bool, Field(title='Rotational')]
+    serial: Annotated[str | None, Field(title='Serial')]
+    size_bytes: Annotated[int, Field(title='Size Bytes')]
+    state: DiskState
+    state_reason: Annotated[str | None, Field(title='State Reason')]
+    transport: Annotated[str | None, Field(title='Transport')]
+    updated_at: Annotated[str, Field(title='Updated At')]
 
 
 class ErrorBody(ApiModel):
@@ -161,7 +184,7 @@ class IpPool(ApiModel):
     parent: Annotated[str | None, Field(title='Parent')]
 
 
-class State1(StrEnum):
+class State(StrEnum):
     PENDING = 'PENDING'
     RUNNING = 'RUNNING'
     SUCCEEDED = 'SUCCEEDED'
@@ -185,7 +208,7 @@ class Job(ApiModel):
     message: Annotated[str, Field(title='Message')]
     owner: Annotated[str, Field(title='Owner')]
     started_at: Annotated[str | None, Field(title='Started At')]
-    state: Annotated[State1, Field(title='State')]
+    state: Annotated[State, Field(title='State')]
     stderr: Annotated[
         str | None,
         Field(
@@ -679,34 +702,20 @@ class Capacity(ApiModel):
     disks: Annotated[list[DiskClassCapacity], Field(title='Disks')]
 
 
-class Disk(ApiModel):
+class DiscoverResult(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    device_path: Annotated[str, Field(title='Device Path')]
-    disk_class: DiskClass
-    fs_label: Annotated[str | None, Field(title='Fs Label')]
-    fs_type: Annotated[str | None, Field(title='Fs Type')]
-    id: Annotated[int, Field(title='Id')]
-    labels: Annotated[dict[str, str], Field(title='Labels')]
-    model: Annotated[str | None, Field(title='Model')]
-    mount_point: Annotated[str, Field(title='Mount Point')]
-    node: Annotated[str, Field(title='Node')]
-    owner: Annotated[str | None, Field(title='Owner')]
-    rotational: Annotated[bool, Field(title='Rotational')]
-    serial: Annotated[str | None, Field(title='Serial')]
-    size_bytes: Annotated[int, Field(title='Size Bytes')]
-    state: Annotated[State, Field(title='State')]
-    state_reason: Annotated[str | None, Field(title='State Reason')]
-    transport: Annotated[str | None, Field(title='Transport')]
-    updated_at: Annotated[str, Field(title='Updated At')]
+    ignored: Annotated[list[IgnoredDevice], Field(title='Ignored')]
+    registered: Annotated[list[DiskView], Field(title='Registered')]
+    updated: Annotated[list[DiskView], Field(title='Updated')]
 
 
 class DiskPage(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    items: Annotated[list[Disk], Field(title='Items')]
+    items: Annotated[list[DiskView], Field(title='Items')]
     next_page_token: Annotated[str | None, Field(title='Next Page Token')]
 
 
@@ -803,15 +812,6 @@ class ClusterView(ApiModel):
     state: ClusterState
     updated_at: Annotated[str, Field(title='Updated At')]
     version: Annotated[str, Field(title='Version')]
-
-
-class DiscoverResult(ApiModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    ignored: Annotated[list[IgnoredDevice], Field(title='Ignored')]
-    registered: Annotated[list[Disk], Field(title='Registered')]
-    updated: Annotated[list[Disk], Field(title='Updated')]
 
 
 class MesosResource(ApiModel):

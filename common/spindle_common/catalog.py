@@ -14,9 +14,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from spindle_common.contracts import DISK_CLASSES
 from spindle_common.errors import ApiError
-
-DISK_CLASSES = ("hdd", "ssd", "nvme")
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}

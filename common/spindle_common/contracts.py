@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 # --- words ----------------------------------------------------------------------------------------
 
@@ -20,6 +20,20 @@ class DiskClass(StrEnum):
 
 
 DISK_CLASSES: tuple[str, ...] = tuple(c.value for c in DiskClass)
+
+
+class DiskState(StrEnum):
+    """A whole disk's state in disk-service: free ─allocate→ allocated ─release→ wiping ─wiped→ free;
+    retired; failed (quarantined until an admin repairs it)."""
+
+    FREE = "free"
+    ALLOCATED = "allocated"
+    WIPING = "wiping"
+    FAILED = "failed"
+    RETIRED = "retired"
+
+
+DISK_STATES: tuple[str, ...] = tuple(s.value for s in DiskState)
 
 
 class ClusterState(StrEnum):
@@ -98,6 +112,9 @@ class Strategy(StrEnum):
     PACK = "pack"
 
 
+STRATEGIES: tuple[str, ...] = tuple(s.value for s in Strategy)
+
+
 # Docker labels on everything Spindle starts (containers of members and of job drivers).
 OWNED_LABEL = "io.spindle.owned"
 TASK_LABEL = "io.spindle.task-id"
@@ -123,8 +140,9 @@ def _rfc3339(value: datetime) -> str:
     return as_utc(value).isoformat().replace("+00:00", "Z")
 
 
-# An aware timestamp that serialises as RFC 3339 in UTC (``2026-11-23T19:52:47.123456Z``).
-Timestamp = Annotated[AwareDatetime, PlainSerializer(_rfc3339, return_type=str, when_used="json")]
+# A timestamp, aware in UTC (a naive one, as the databases keep them, is read as UTC), that
+# serialises as RFC 3339 (``2026-11-23T19:52:47.123456Z``).
+Timestamp = Annotated[datetime, AfterValidator(as_utc), PlainSerializer(_rfc3339, return_type=str, when_used="json")]
 
 
 class Model(BaseModel):
@@ -224,6 +242,31 @@ class ClusterSpec(Model):
     members: list[MemberSpec] = Field(min_length=1, max_length=1000)
     origin: str | None = Field(default=None, max_length=200,
                                description="who launched it (an orchestrator instance), to find its clusters again")
+
+
+# --- disks as disk-service keeps them --------------------------------------------------------------
+
+
+class DiskView(Model):
+    """A whole disk of a node, as disk-service answers it (admins see it through the api-server)."""
+
+    id: int
+    node: str
+    device_path: str
+    serial: str | None
+    model: str | None
+    transport: str | None
+    size_bytes: int
+    rotational: bool
+    mount_point: str
+    fs_type: str | None
+    fs_label: str | None
+    disk_class: DiskClass
+    labels: dict[str, str]
+    state: DiskState
+    state_reason: str | None
+    owner: str | None
+    updated_at: Timestamp
 
 
 # --- what the scheduler reports ------------------------------------------------------------------

@@ -11,10 +11,8 @@ from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, f
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from spindle_common.contracts import DISK_CLASSES, DISK_STATES
 from spindle_common.db import service_metadata
-
-DISK_CLASSES = ("hdd", "ssd", "nvme")
-DISK_STATES = ("free", "allocated", "wiping", "failed", "retired")
 
 
 class Base(DeclarativeBase):

@@ -1,18 +1,13 @@
 """Request and response bodies of disk-service's API (the OpenAPI contract)."""
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from spindle_common import contracts
-from spindle_common.contracts import Timestamp, as_utc
+from spindle_common.contracts import DiskClass, DiskView, Timestamp
 
-DiskClass = Literal["hdd", "ssd", "nvme"]
-DiskState = Literal["free", "allocated", "wiping", "failed", "retired"]
 Name = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 Owner = Annotated[str, Field(min_length=1, max_length=255)]
-# The database keeps UTC without a zone; answers carry it aware, as RFC 3339 (``…Z``).
-UtcTimestamp = Annotated[Timestamp, BeforeValidator(lambda v: as_utc(v) if isinstance(v, datetime) else v)]
 
 
 class NodeCreate(BaseModel):
@@ -26,7 +21,7 @@ class NodeCreate(BaseModel):
 class NodeOut(NodeCreate):
     model_config = ConfigDict(from_attributes=True)
     id: int
-    created_at: UtcTimestamp
+    created_at: Timestamp
 
 
 class DiscoverRequest(BaseModel):
@@ -42,25 +37,10 @@ class IgnoredDeviceOut(BaseModel):
     reason: str
 
 
-class DiskOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-    id: int
-    node: str
-    device_path: str
-    serial: str | None
-    model: str | None
-    transport: str | None
-    size_bytes: int
-    rotational: bool
-    mount_point: str
-    fs_type: str | None
-    fs_label: str | None
-    disk_class: DiskClass
-    labels: dict[str, Any]
-    state: DiskState
-    state_reason: str | None
-    owner: str | None
-    updated_at: UtcTimestamp
+class DiskOut(DiskView):
+    """A disk as this service answers it, read from its row."""
+
+    model_config = ConfigDict(extra="ignore", from_attributes=True)  # rows carry more than is answered
 
 
 class DiscoverResult(BaseModel):
@@ -99,7 +79,7 @@ class TransitionOut(BaseModel):
     actor: str
     owner: str | None
     reason: str | None
-    at: UtcTimestamp
+    at: Timestamp
 
 
 class AllocationRequest(BaseModel):

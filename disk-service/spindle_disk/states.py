@@ -6,9 +6,11 @@
 
 Every change goes through :func:`check_transition`; callers record it in the audit log.
 """
+from spindle_common.contracts import DiskState
 from spindle_common.errors import ApiError
 
-FREE, ALLOCATED, WIPING, FAILED, RETIRED = "free", "allocated", "wiping", "failed", "retired"
+FREE, ALLOCATED, WIPING, FAILED, RETIRED = (DiskState.FREE.value, DiskState.ALLOCATED.value, DiskState.WIPING.value,
+                                            DiskState.FAILED.value, DiskState.RETIRED.value)
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     FREE: frozenset({ALLOCATED, RETIRED, FAILED}),

@@ -7,8 +7,6 @@ atomically on a working copy of the offers, explaining every node that did not f
 resources as placement consumes them.
 """
 from spindle_scheduler.placement.model import (
-    DISK_CLASSES,
-    STRATEGIES,
     MemberRequest,
     NodeOffer,
     OfferedDisk,
@@ -18,5 +16,4 @@ from spindle_scheduler.placement.model import (
 from spindle_scheduler.placement.placer import place
 from spindle_scheduler.placement.plan import Placement, Plan
 
-__all__ = ["DISK_CLASSES", "STRATEGIES", "MemberRequest", "NodeOffer", "OfferedDisk", "Placement",
-           "PlacementRequest", "Plan", "Reason", "place"]
+__all__ = ["MemberRequest", "NodeOffer", "OfferedDisk", "Placement", "PlacementRequest", "Plan", "Reason", "place"]

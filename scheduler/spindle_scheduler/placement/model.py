@@ -5,9 +5,6 @@ one ``NodeOffer`` per offer, one ``OfferedDisk`` per MOUNT disk resource).
 """
 from dataclasses import asdict, dataclass, field
 
-DISK_CLASSES = ("hdd", "ssd", "nvme")
-STRATEGIES = ("spread", "pack")
-
 
 @dataclass(frozen=True)
 class OfferedDisk:

@@ -18,7 +18,6 @@ from spindle_api.schemas import (
     DiscoverResult,
     Disk,
     DiskPage,
-    DiskState,
     DiskTransition,
     DiskUpdate,
     MesosResource,
@@ -27,6 +26,7 @@ from spindle_api.schemas import (
     StateChange,
     upstream_model,
 )
+from spindle_common.contracts import DiskState
 from spindle_common.errors import error_responses
 
 router = APIRouter(prefix="/admin", tags=["admin: nodes and disks"])

@@ -3,6 +3,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from spindle_common.contracts import DiskClass, DiskState
 from spindle_disk import inventory, schemas, transitions, wipe
 from spindle_disk.api.deps import Admin, ServiceOrAdmin, SessionDep, WiperDep
 from spindle_disk.states import FAILED, RETIRED, WIPING
@@ -14,8 +15,8 @@ router = APIRouter(prefix="/disks", tags=["disks"])
 def list_disks(
     session: SessionDep, _: ServiceOrAdmin,
     node: str | None = None,
-    state: schemas.DiskState | None = None,
-    disk_class: Annotated[schemas.DiskClass | None, Query(alias="class")] = None,
+    state: DiskState | None = None,
+    disk_class: Annotated[DiskClass | None, Query(alias="class")] = None,
     owner: str | None = None,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 100,
     page_token: str | None = None,

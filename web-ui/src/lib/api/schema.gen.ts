@@ -655,50 +655,9 @@ export interface components {
             /** Ignored */
             ignored: components["schemas"]["IgnoredDevice"][];
             /** Registered */
-            registered: components["schemas"]["Disk"][];
+            registered: components["schemas"]["DiskView"][];
             /** Updated */
-            updated: components["schemas"]["Disk"][];
-        };
-        /** Disk */
-        Disk: {
-            /** Device Path */
-            device_path: string;
-            disk_class: components["schemas"]["DiskClass"];
-            /** Fs Label */
-            fs_label: string | null;
-            /** Fs Type */
-            fs_type: string | null;
-            /** Id */
-            id: number;
-            /** Labels */
-            labels: {
-                [key: string]: string;
-            };
-            /** Model */
-            model: string | null;
-            /** Mount Point */
-            mount_point: string;
-            /** Node */
-            node: string;
-            /** Owner */
-            owner: string | null;
-            /** Rotational */
-            rotational: boolean;
-            /** Serial */
-            serial: string | null;
-            /** Size Bytes */
-            size_bytes: number;
-            /**
-             * State
-             * @enum {string}
-             */
-            state: "free" | "allocated" | "wiping" | "failed" | "retired";
-            /** State Reason */
-            state_reason: string | null;
-            /** Transport */
-            transport: string | null;
-            /** Updated At */
-            updated_at: string;
+            updated: components["schemas"]["DiskView"][];
         };
         /**
          * DiskClass
@@ -716,7 +675,7 @@ export interface components {
         /** DiskPage */
         DiskPage: {
             /** Items */
-            items: components["schemas"]["Disk"][];
+            items: components["schemas"]["DiskView"][];
             /** Next Page Token */
             next_page_token: string | null;
         };
@@ -729,6 +688,13 @@ export interface components {
              */
             type: "MOUNT";
         };
+        /**
+         * DiskState
+         * @description A whole disk's state in disk-service: free ─allocate→ allocated ─release→ wiping ─wiped→ free;
+         *     retired; failed (quarantined until an admin repairs it).
+         * @enum {string}
+         */
+        DiskState: "free" | "allocated" | "wiping" | "failed" | "retired";
         /** DiskTransition */
         DiskTransition: {
             /** Actor */
@@ -758,6 +724,46 @@ export interface components {
             labels?: {
                 [key: string]: string;
             } | null;
+        };
+        /**
+         * DiskView
+         * @description A whole disk of a node, as disk-service answers it (admins see it through the api-server).
+         */
+        DiskView: {
+            /** Device Path */
+            device_path: string;
+            disk_class: components["schemas"]["DiskClass"];
+            /** Fs Label */
+            fs_label: string | null;
+            /** Fs Type */
+            fs_type: string | null;
+            /** Id */
+            id: number;
+            /** Labels */
+            labels: {
+                [key: string]: string;
+            };
+            /** Model */
+            model: string | null;
+            /** Mount Point */
+            mount_point: string;
+            /** Node */
+            node: string;
+            /** Owner */
+            owner: string | null;
+            /** Rotational */
+            rotational: boolean;
+            /** Serial */
+            serial: string | null;
+            /** Size Bytes */
+            size_bytes: number;
+            state: components["schemas"]["DiskState"];
+            /** State Reason */
+            state_reason: string | null;
+            /** Transport */
+            transport: string | null;
+            /** Updated At */
+            updated_at: string;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -1433,7 +1439,7 @@ export interface operations {
             query?: {
                 /** @description only disks of this node */
                 node?: string | null;
-                state?: ("free" | "allocated" | "wiping" | "failed" | "retired") | null;
+                state?: components["schemas"]["DiskState"] | null;
                 /** @description only disks of this class */
                 class?: components["schemas"]["DiskClass"] | null;
                 /** @description only disks held by this owner (e.g. cluster/member) */
@@ -1523,7 +1529,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Disk"];
+                    "application/json": components["schemas"]["DiskView"];
                 };
             };
             /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
@@ -1604,7 +1610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Disk"];
+                    "application/json": components["schemas"]["DiskView"];
                 };
             };
             /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
@@ -1712,7 +1718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Disk"];
+                    "application/json": components["schemas"]["DiskView"];
                 };
             };
             /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
@@ -1820,7 +1826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Disk"];
+                    "application/json": components["schemas"]["DiskView"];
                 };
             };
             /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
@@ -2005,7 +2011,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Disk"];
+                    "application/json": components["schemas"]["DiskView"];
                 };
             };
             /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
@@ -4064,10 +4070,9 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
-export const pathsAdminDisksGetParametersQueryStateAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<paths>["/admin/disks"]["get"]["parameters"]["query"]["state"]> = ["free", "allocated", "wiping", "failed", "retired"];
 export const clusterStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterState"]> = ["PENDING", "QUEUED", "SCHEDULING", "DEPLOYING", "CONFIGURING", "RUNNING", "DEGRADED", "FAILED", "DESTROYING", "DESTROYED"];
-export const diskStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Disk"]["state"]> = ["free", "allocated", "wiping", "failed", "retired"];
 export const diskClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskClass"]> = ["hdd", "ssd", "nvme"];
+export const diskStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskState"]> = ["free", "allocated", "wiping", "failed", "retired"];
 export const ipPoolDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IpPool"]["driver"]> = ["bridge", "macvlan"];
 export const jobStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["state"]> = ["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"];
 export const lsblkDeviceRotaAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LsblkDevice"]["rota"]> = [0, 1, "0", "1", "true", "false"];

@@ -41,7 +41,7 @@ export type ServiceHealth = ServiceStatus['status'];
 
 // --- admin
 export type Node = Schemas['Node'];
-export type Disk = Schemas['Disk'];
+export type Disk = Schemas['DiskView'];
 export type DiskState = Disk['state'];
 export type DiskPage = Schemas['DiskPage'];
 export type DiscoverResult = Schemas['DiscoverResult'];
