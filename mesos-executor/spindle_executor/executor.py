@@ -40,6 +40,7 @@ class DockerExecutor(Executor):
 
     def launchTask(self, driver, task) -> None:  # noqa: N802 (pymesos API names)
         task_id = task["task_id"]["value"]
+        log.info("task %s: launched", task_id)
         with self.lock:
             self.launched.add(task_id)
             self.working.add(task_id)

@@ -11,6 +11,7 @@ from spindle_executor.executor import DockerExecutor
 
 def run() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("spindle.executor").info("executor process up; subscribing to the agent")
     executor = DockerExecutor()
     driver = MesosExecutorDriver(executor, use_addict=True)
 
