@@ -184,7 +184,7 @@ def run_schemathesis(api_url: str, identity: str, token: str | None, tally: Tall
 
 
 @pytest.mark.timeout(600)
-def test_fuzz_every_operation_as_user_and_admin(fuzzed_api):
+def test_fuzz_every_operation_as_user_and_admin(fuzzed_api, capsys):
     api_url, tokens = fuzzed_api
     assert api_url.startswith("http://127.0.0.1:")
     document = httpx.get(f"{api_url}/openapi.json").json()
@@ -203,16 +203,17 @@ def test_fuzz_every_operation_as_user_and_admin(fuzzed_api):
     server_errors = tally.failures["not_a_server_error"]
     schema_violations = tally.failures["response_schema_conformance"]
     others = {k: v for k, v in tally.failures.items() if k not in ("not_a_server_error", "response_schema_conformance")}
-    print(f"\nAPI fuzz: {len(tested)}/{len(operations)} operations tested, {tally.examples} examples run, "
-          f"{server_errors} server errors, {schema_violations} schema violations, other check failures "
-          f"{others or 0}, errors {len(tally.errors)}, {elapsed:.0f} s")
-    print(f"  examples by phase {dict(tally.phases)}; seconds by phase {dict(tally.phase_seconds)}; "
-          f"runs (anonymous, user, admin) ended: {tally.stop_reasons}")
-    print(f"  statuses {dict(sorted(tally.statuses.items(), key=str))}")
-    for sample in tally.samples:
-        print(sample)
-    for error in tally.errors[:10]:
-        print("ERROR", error)
+    with capsys.disabled():  # the summary belongs in the test log (CI), not only on failure
+        print(f"\nAPI fuzz: {len(tested)}/{len(operations)} operations tested, {tally.examples} examples run, "
+              f"{server_errors} server errors, {schema_violations} schema violations, other check failures "
+              f"{others or 0}, errors {len(tally.errors)}, {elapsed:.0f} s")
+        print(f"  examples by phase {dict(tally.phases)}; seconds by phase {dict(tally.phase_seconds)}; "
+              f"runs (anonymous, user, admin) ended: {tally.stop_reasons}")
+        print(f"  statuses {dict(sorted(tally.statuses.items(), key=str))}")
+        for sample in tally.samples:
+            print(sample)
+        for error in tally.errors[:10]:
+            print("ERROR", error)
     assert server_errors == 0 and schema_violations == 0
     assert not others and not tally.errors
     assert tested == operations, f"not tested: {sorted(operations - tested)}"
