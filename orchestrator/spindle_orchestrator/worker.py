@@ -81,17 +81,20 @@ class Worker:
                 return due
 
     def advance(self, cluster_id: str) -> None:
+        """Rounds for one cluster while each moves it on (at most MAX_ROUNDS); a failed round is
+        tried again after 1 s."""
         for _ in range(MAX_ROUNDS):
             self.rounds += 1
             try:
-                if not self.lifecycle.advance(cluster_id):
-                    return
+                moved = self.lifecycle.advance(cluster_id)
             except Exception:  # one cluster's trouble (e.g. a service down) must not stop the others
                 log.exception("reconciling cluster %s failed; retrying in 1 s", cluster_id)
                 self.failing[cluster_id] = time.monotonic() + 1.0
                 self.wake_after(cluster_id, 1.0)
                 return
-        self.failing.pop(cluster_id, None)
+            self.failing.pop(cluster_id, None)
+            if not moved:
+                return
 
     def run(self, stop: threading.Event) -> None:
         settings = self.lifecycle.settings
