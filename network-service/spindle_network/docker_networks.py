@@ -3,9 +3,9 @@ import docker
 from docker.errors import APIError, NotFound
 from docker.types import IPAMConfig, IPAMPool
 
+from spindle_common.contracts import OWNED_LABEL
 from spindle_common.errors import ApiError
 
-OWNED = "io.spindle.owned"
 POOL_LABEL = "io.spindle.pool"
 
 
@@ -27,7 +27,7 @@ def ensure_network(client: docker.DockerClient, name: str, pool: str, cidr: str,
     options = {"parent": parent} if driver == "macvlan" and parent else None
     try:
         client.networks.create(name, driver=driver, ipam=ipam, options=options,
-                               labels={OWNED: "true", POOL_LABEL: pool})
+                               labels={OWNED_LABEL: "true", POOL_LABEL: pool})
     except APIError as exc:
         raise ApiError(409, "DOCKER_NETWORK_FAILED", f"Docker refused network {name}: {exc.explanation}") from exc
 
