@@ -3,9 +3,18 @@
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from spindle_common.db import scratch_database
+
+# anyio imports its parts lazily, on first use, and pytest compiles them then (it rewrites the
+# asserts of every pytest plugin's package, anyio's included). Deep in a request's stack that compile
+# hit CPython 3.11's "AST constructor recursion depth mismatch" (a SystemError, in one of two runs
+# of tests/unit/api/test_web_ui.py): import them all here, at a shallow stack, once.
+for _name in dir(anyio):
+    if not _name.startswith("_"):
+        getattr(anyio, _name)
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
