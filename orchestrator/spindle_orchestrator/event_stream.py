@@ -2,14 +2,17 @@
 
 One ``LISTEN spindle_events`` connection per process (started with the first stream) wakes the
 streams of the cluster a notification names; each stream then reads what is new from the table.
-Streams are async, so an open stream holds no thread while it waits."""
+Streams are async, so an open stream holds no thread while it waits, and at most ``READERS`` of
+them read at once, so a hundred streams woken together take a few database connections, not one
+each (the service's pool and PostgreSQL's connection limit are shared with everything else)."""
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 
 from spindle_common.contracts import SETTLED_STATES, ClusterState
@@ -18,8 +21,12 @@ from spindle_common.notify import EVENTS, Listener
 from spindle_orchestrator import clusters
 from spindle_orchestrator.schemas import cluster_view, event_view
 
+T = TypeVar("T")
+
 # Seconds between SSE comments that keep idle proxies from closing the stream.
 KEEPALIVE_S = 15.0
+# Streams reading the database at the same time (each read holds a pooled connection and a thread).
+READERS = 4
 
 
 class EventHub:
@@ -29,6 +36,7 @@ class EventHub:
         self.lock = threading.Lock()
         self.waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
         self.listener: Listener | None = None
+        self.readers: anyio.CapacityLimiter | None = None  # made in the event loop, on first use
 
     def _deliver(self, _channel: str, cluster_id: str) -> None:
         with self.lock:
@@ -67,7 +75,15 @@ class EventHub:
                 if not self.waiters[cluster_id]:
                     del self.waiters[cluster_id]
 
-    def exists(self, cluster_id: str) -> bool:
+    async def _reading(self, read: Callable[..., T], *args: Any) -> T:
+        if self.readers is None:
+            self.readers = anyio.CapacityLimiter(READERS)
+        return await anyio.to_thread.run_sync(read, *args, limiter=self.readers)
+
+    async def exists(self, cluster_id: str) -> bool:
+        return await self._reading(self._exists, cluster_id)
+
+    def _exists(self, cluster_id: str) -> bool:
         with self.sessions() as session:
             return session.get(clusters.Cluster, cluster_id) is not None
 
@@ -87,7 +103,7 @@ class EventHub:
         async with self.subscribe(cluster_id) as changed:
             while True:
                 changed.clear()
-                cluster, events = await run_in_threadpool(self._read, cluster_id, after_seq)
+                cluster, events = await self._reading(self._read, cluster_id, after_seq)
                 for event in events:
                     after_seq = event["seq"]
                     yield sse("event", event, event["seq"])

@@ -19,23 +19,35 @@ def test_a_hundred_open_streams_leave_the_api_answering(database_url):
         cluster = launched.json()
         path = f"/clusters/{user.username}/static-web/1.0/{cluster['id']}/events?stream=true"
         first_events: list[str] = []
+        failures: list[str] = []  # what a stream ended with instead of its timeline
         stop = threading.Event()
 
         def watch() -> None:
-            with httpx.stream("GET", API_URL + path, headers=headers, timeout=60) as response:
-                for line in response.iter_lines():
-                    if line.startswith("event: ") and not first_events.count(threading.current_thread().name):
-                        first_events.append(threading.current_thread().name)
-                    if stop.is_set():
+            try:
+                with httpx.stream("GET", API_URL + path, headers=headers, timeout=120) as response:
+                    if response.status_code != 200:
+                        failures.append(f"{response.status_code} {response.read()[:200]!r}")
                         return
+                    data_of_error = False
+                    for line in response.iter_lines():
+                        if line == "event: event" and threading.current_thread().name not in first_events:
+                            first_events.append(threading.current_thread().name)
+                        if data_of_error and line.startswith("data: "):
+                            failures.append(line)
+                        data_of_error = line == "event: error"
+                        if stop.is_set():
+                            return
+            except httpx.HTTPError as exc:
+                failures.append(repr(exc))
 
         watchers = [threading.Thread(target=watch, daemon=True, name=f"w{i}") for i in range(100)]
         try:
             for watcher in watchers:
                 watcher.start()
-            deadline = time.monotonic() + 60
-            while len(first_events) < 100 and time.monotonic() < deadline:
+            deadline = time.monotonic() + 120
+            while len(first_events) < 100 and not failures and time.monotonic() < deadline:
                 time.sleep(0.2)
+            assert not failures, f"{len(failures)} streams failed, e.g. {failures[:3]}"
             assert len(first_events) == 100, f"only {len(first_events)} streams got their timeline"
             for _ in range(5):  # with every stream open, ordinary requests are answered
                 listed = httpx.get(f"{API_URL}/clusters/{user.username}", headers=headers, timeout=10)
@@ -46,5 +58,6 @@ def test_a_hundred_open_streams_leave_the_api_answering(database_url):
                                    headers=headers, timeout=30)
             assert deleted.status_code == 202
             for watcher in watchers:  # the delete settles the cluster: every stream ends
-                watcher.join(timeout=60)
+                watcher.join(timeout=120)
         assert not any(w.is_alive() for w in watchers)
+        assert not failures, f"{len(failures)} streams failed, e.g. {failures[:3]}"

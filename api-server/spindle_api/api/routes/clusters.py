@@ -132,12 +132,20 @@ async def _event_stream(settings: Settings, user: User, cluster_id: str, after_s
     an open stream holds no worker thread. (Its own client: the request's dependencies are gone
     while it streams.)"""
     headers = internal_headers(settings.internal_token, user.username, "service")
-    async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
-                                 timeout=httpx.Timeout(10.0, read=None)) as client:
-        async with client.stream("GET", f"/clusters/{cluster_id}/events/stream",
-                                 params={"after_seq": after_seq, "follow": follow}) as upstream:
-            if upstream.status_code != 200:
-                yield f"event: error\ndata: {json.dumps({'status': upstream.status_code})}\n\n".encode()
-                return
-            async for chunk in upstream.aiter_raw():
-                yield chunk
+    try:
+        async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
+                                     timeout=httpx.Timeout(10.0, read=None)) as client:
+            async with client.stream("GET", f"/clusters/{cluster_id}/events/stream",
+                                     params={"after_seq": after_seq, "follow": follow}) as upstream:
+                if upstream.status_code != 200:
+                    yield _sse_error(upstream.status_code, "the orchestrator refused the stream")
+                    return
+                async for chunk in upstream.aiter_raw():
+                    yield chunk
+    except httpx.HTTPError as exc:
+        # A clean end the client can read (and resume from its Last-Event-ID), not a cut stream.
+        yield _sse_error(502, f"the orchestrator's stream broke: {type(exc).__name__}")
+
+
+def _sse_error(status: int, message: str) -> bytes:
+    return f"event: error\ndata: {json.dumps({'status': status, 'message': message})}\n\n".encode()

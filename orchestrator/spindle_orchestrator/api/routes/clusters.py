@@ -3,7 +3,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterState, ClusterView, EventView
 from spindle_common.errors import ApiError, error_responses
@@ -67,7 +66,7 @@ async def cluster_event_stream(request: Request, _: ServiceCaller, cluster_id: s
     ``follow``: until it is destroyed). Async and without a request session: an open stream holds
     neither a thread nor a database connection while it waits."""
     hub = request.app.state.event_hub
-    if not await run_in_threadpool(hub.exists, cluster_id):
+    if not await hub.exists(cluster_id):
         raise ApiError(404, "CLUSTER_NOT_FOUND", f"cluster {cluster_id} does not exist")
     return StreamingResponse(hub.stream(cluster_id, after_seq, follow), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache"})
