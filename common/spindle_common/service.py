@@ -1,10 +1,11 @@
 """The skeleton every Spindle service shares: app factory with /health, start-up checks,
 Consul registration, and the process entry point."""
 import logging
+import socket
 import sys
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
@@ -109,4 +110,24 @@ def run_service(settings: SettingsT, build_app: Callable[[SettingsT], FastAPI]) 
     except DependencyUnavailable as exc:
         print(f"{settings.service_name}: {exc}", file=sys.stderr)
         sys.exit(1)
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level)
+    serve(build_app(settings), [settings.host, *split_hosts(settings.extra_hosts)], settings.port,
+          log_level=settings.log_level)
+
+
+def split_hosts(hosts: str) -> list[str]:
+    return [h.strip() for h in hosts.split(",") if h.strip()]
+
+
+def serve(app: Any, hosts: list[str], port: int, **config: Any) -> None:
+    """uvicorn on ``port`` of every address in ``hosts`` (one listening socket each, one server)."""
+    hosts = list(dict.fromkeys(hosts))
+    if len(hosts) == 1:
+        uvicorn.run(app, host=hosts[0], port=port, **config)
+        return
+    sockets = []
+    for host in hosts:
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sockets.append(sock)
+    uvicorn.Server(uvicorn.Config(app, port=port, **config)).run(sockets=sockets)

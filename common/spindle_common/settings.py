@@ -10,6 +10,9 @@ class ServiceSettings(BaseSettings):
     service_name: str = "spindle"
     host: str = "127.0.0.1"
     port: int = 8080
+    # More addresses to listen on besides ``host``, comma-separated (e.g. the node fabric's 10.77.0.1,
+    # so simulated or real nodes reach disk-service while local callers keep using loopback).
+    extra_hosts: str = ""
     # Address Consul's health check uses to reach this service.
     advertise_host: str = "127.0.0.1"
     database_url: str = "postgresql+psycopg://spindle@127.0.0.1:5432/spindle"
