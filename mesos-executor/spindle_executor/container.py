@@ -45,32 +45,63 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
         endpoint = EndpointConfig(version=client.api._version, ipv4_address=spec.ip)
         networking = NetworkingConfig({spec.network: endpoint})
     try:
-        container_id = client.api.create_container(
-            spec.image,
-            command=spec.command,
-            name=spec.container_name,
-            hostname=spec.hostname,
-            environment=spec.env,
-            labels=spec.labels,
-            networking_config=networking,
-            host_config=client.api.create_host_config(
-                nano_cpus=int(spec.cpus * 1e9),
-                mem_limit=f"{spec.mem_mb}m",
-                cpuset_cpus=spec.cpuset,
-                network_mode=spec.network or "none",
-                mounts=[Mount(target=target, source=source, type="bind") for source, target in spec.mounts],
-            ),
-        )["Id"]
+        try:
+            container_id = _create(client, spec, networking)
+        except ImageNotFound:
+            if not pull_from_registry(client, spec.image):
+                raise
+            container_id = _create(client, spec, networking)
         container = client.containers.prepare_model({"Id": container_id})  # no inspect: it is read when checked
         if spec.files:
             container.put_archive("/", _files_archive(spec.files))
         container.start()
-    except ImageNotFound:  # create_container never pulls: images are built on the node
-        raise LaunchFailed(f"image {spec.image} is not on this node") from None
+    except ImageNotFound:  # create_container never pulls: images come from the node or the registry
+        where = f" nor in the registry {os.environ[REGISTRY_ENV]}" if os.environ.get(REGISTRY_ENV) else ""
+        raise LaunchFailed(f"image {spec.image} is not on this node{where}") from None
     except APIError as exc:
         remove(client, spec.task_id)
         raise LaunchFailed(f"docker refused the container: {exc.explanation or exc}") from exc
     return container
+
+
+# The nodes' image registry (host:port); a node that lacks a member's image pulls it from there.
+REGISTRY_ENV = "SPINDLE_REGISTRY"
+
+
+def pull_from_registry(client: docker.DockerClient, image: str) -> bool:
+    """Pull ``image`` as ``<registry>/<image>`` and tag it ``image``; False when there is no
+    registry or it does not have the image."""
+    registry = os.environ.get(REGISTRY_ENV, "").strip()
+    if not registry:
+        return False
+    repository, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
+    try:
+        pulled = client.images.pull(f"{registry}/{repository}", tag=tag)
+    except (ImageNotFound, NotFound):
+        return False
+    except APIError as exc:
+        raise LaunchFailed(f"pulling {image} from {registry} failed: {exc.explanation or exc}") from exc
+    pulled.tag(repository, tag)
+    return True
+
+
+def _create(client: docker.DockerClient, spec: TaskContainer, networking: NetworkingConfig | None) -> str:
+    return client.api.create_container(
+        spec.image,
+        command=spec.command,
+        name=spec.container_name,
+        hostname=spec.hostname,
+        environment=spec.env,
+        labels=spec.labels,
+        networking_config=networking,
+        host_config=client.api.create_host_config(
+            nano_cpus=int(spec.cpus * 1e9),
+            mem_limit=f"{spec.mem_mb}m",
+            cpuset_cpus=spec.cpuset,
+            network_mode=spec.network or "none",
+            mounts=[Mount(target=target, source=source, type="bind") for source, target in spec.mounts],
+        ),
+    )["Id"]
 
 
 def _tcp_open(ip: str, port: int) -> bool:
