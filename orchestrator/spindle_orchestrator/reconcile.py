@@ -32,6 +32,8 @@ MAX_REPLACEMENTS = 3
 FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNNING, S.DEGRADED})
 # States in which every member has been running (a member that dies then is "lost", not "failed").
 SERVED = frozenset({S.RUNNING, S.DEGRADED})
+# Task states after which a member with ``restart: replace`` is launched again elsewhere.
+REPLACEABLE = DIED_TASK_STATES | {MemberState.TASK_UNREACHABLE}
 
 
 # --- what goes in --------------------------------------------------------------------------------
@@ -210,7 +212,14 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
         if (task.state, task.message) != (member.state, member.message):
             plan.actions.append(RecordMember(f"task {task.state}", member.member_id, task))
         current[member.member_id] = task.state
-        if task.state in TERMINAL_TASK_STATES and not task.kill_requested:
+        if task.state == MemberState.TASK_UNREACHABLE and not task.kill_requested:
+            # Its node stopped answering: a member that may be replaced runs elsewhere now (same IP and
+            # name; the scheduler kills the old task if the node returns); any other waits for its node.
+            if _replaceable(member, task, state):
+                plan.actions.append(Relaunch(f"replacement {task.launches} while {task.message}",
+                                             member.member_id, task.launches, task.launches))
+                relaunched.append(member.member_id)
+        elif task.state in TERMINAL_TASK_STATES and not task.kill_requested:
             if _replaceable(member, task, state):
                 replacement = task.launches  # launches so far = replacements so far + 1
                 plan.actions.append(Relaunch(f"replacement {replacement} after {task.state}: {task.message}",
@@ -230,8 +239,12 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
     if state in SERVED:
         if relaunched or not running:
             if state == S.RUNNING:
-                waiting = relaunched or [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
-                plan.to(S.DEGRADED, f"members {', '.join(waiting)} being replaced", plan.timeouts.deploying_s)
+                if relaunched:
+                    why = f"members {', '.join(relaunched)} being replaced"
+                else:
+                    why = "members " + ", ".join(f"{m} {s.value}" for m, s in current.items()
+                                                 if s != MemberState.TASK_RUNNING)
+                plan.to(S.DEGRADED, why, plan.timeouts.deploying_s)
             elif expired:
                 slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
                 plan.to(S.FAILED, f"members {', '.join(slow)} not back within {plan.timeouts.deploying_s:.0f} s",
@@ -269,7 +282,7 @@ def _replaceable(member: MemberRecord, task: TaskView, state: ClusterState) -> b
     """A member whose product asks for it, that had been running and died (not finished, not
     killed by us), with replacements left."""
     was_running = state in SERVED or member.state == MemberState.TASK_RUNNING
-    return (member.restart == RestartPolicy.REPLACE and was_running and task.state in DIED_TASK_STATES
+    return (member.restart == RestartPolicy.REPLACE and was_running and task.state in REPLACEABLE
             and task.launches <= MAX_REPLACEMENTS)
 
 

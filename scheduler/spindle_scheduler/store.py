@@ -13,6 +13,8 @@ from spindle_scheduler.models import FrameworkRecord, Task
 
 FRAMEWORK_NAME = "spindle"
 TERMINAL_STATES = frozenset(s.value for s in TERMINAL_TASK_STATES)
+# A member is launched again once its task ended, or while its node is unreachable (replaced elsewhere).
+RELAUNCHABLE_STATES = TERMINAL_STATES | {"TASK_UNREACHABLE"}
 
 
 def task_view(task: Task) -> TaskView:
@@ -46,6 +48,10 @@ class TaskStore:
         with self.sessions() as session:
             return session.get(Task, task_id)
 
+    def get_member(self, cluster_id: str, member_id: str) -> Task | None:
+        with self.sessions() as session:
+            return session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id))
+
     def by_cluster(self, cluster_id: str) -> list[Task]:
         with self.sessions() as session:
             return list(session.scalars(select(Task).where(Task.cluster_id == cluster_id).order_by(Task.member_id)))
@@ -78,13 +84,13 @@ class TaskStore:
 
     def relaunch(self, cluster_id: str, member_id: str, new_task_id: str, launches_seen: int,
                  message: str) -> Task | None:
-        """The member's ended task becomes a new PENDING task (Mesos never reuses task ids), once:
+        """The member's ended (or unreachable) task becomes a new PENDING task (Mesos never reuses task ids), once:
         a repeat with the same ``launches_seen`` changes nothing. None if the member is unknown;
         the task as it is if it has not ended (the caller refuses that)."""
         with self.sessions.begin() as session:
             task = session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
                                   .with_for_update())
-            if task is None or task.launches != launches_seen or task.state not in TERMINAL_STATES:
+            if task is None or task.launches != launches_seen or task.state not in RELAUNCHABLE_STATES:
                 return task
             task.task_id, task.state, task.message = new_task_id, "PENDING", message
             task.hostname = task.agent_id = task.ip = None

@@ -24,13 +24,16 @@ log = logging.getLogger("spindle.framework")
 
 # One week: long enough for any scheduler restart or upgrade to keep its tasks.
 FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
+# Partition-aware (Mesos >= 1.1): a task on an agent that stopped answering is TASK_UNREACHABLE,
+# not TASK_LOST, and may come back; Spindle's orchestrator decides to wait or to replace it.
+UNREACHABLE = "TASK_UNREACHABLE"
 ROLE = "spindle"
 
 
 def framework_info(framework_id: str | None, user: str = "root") -> dict[str, Any]:
     info: dict[str, Any] = {
         "user": user, "name": "spindle", "roles": [ROLE], "failover_timeout": FAILOVER_TIMEOUT_S,
-        "checkpoint": True, "capabilities": [{"type": "MULTI_ROLE"}],
+        "checkpoint": True, "capabilities": [{"type": "MULTI_ROLE"}, {"type": "PARTITION_AWARE"}],
     }
     if framework_id:
         info["id"] = {"value": framework_id}
@@ -95,13 +98,23 @@ class SpindleFramework(Scheduler):
             if state not in TERMINAL_STATES:
                 driver.killTask({"value": task_id})
             return
+        if task.state in TERMINAL_STATES:
+            # Ended for Spindle already (e.g. killed or given up while its node was unreachable, and
+            # its disks released): a node that comes back must not run it again.
+            if state not in TERMINAL_STATES:
+                log.warning("task %s, ended as %s, is %s again on %s: killing it", task_id, task.state, state,
+                            task.hostname)
+                driver.killTask({"value": task_id})
+            return
         message = (update.get("message") or "")[:2000]
+        if state == UNREACHABLE:
+            message = f"node {task.hostname or '?'} unreachable: {message or 'its agent stopped answering'}"[:2000]
         self.store.set(task_id, state=state, message=message)
-        log.info("task %s: %s %s", task_id, state, update.get("message", ""))
+        log.info("task %s: %s %s", task_id, state, message)
         if state in TERMINAL_STATES:
             self._release_soon(task)
         elif task.kill_requested:
-            driver.killTask({"value": task_id})
+            self._kill(driver, self.store.get(task_id) or task)
         # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
         # only after the new state is persisted (and the orchestrator notified of it).
 
@@ -130,8 +143,15 @@ class SpindleFramework(Scheduler):
 
     def relaunch(self, driver, cluster_id: str, member_id: str, launches_seen: int, reason: str):
         """Launch an ended member again as a new task (the orchestrator decided it); its floating
-        IP lease is in its request, its disks were released when it ended. Idempotent."""
+        IP lease is in its request, its disks were released when it ended. A member whose node is
+        unreachable is replaced the same way: its old task is killed (the master delivers the kill
+        if the node returns) and its disks released first (its node wipes them when it is back,
+        before they are offered again). Idempotent."""
         with self.lock:
+            old = self.store.get_member(cluster_id, member_id)
+            if old is not None and old.state == UNREACHABLE and old.launches == launches_seen:
+                self.launcher.release_disks([member_id])  # raises (the caller retries) rather than leak
+                driver.killTask({"value": old.task_id})
             task = self.store.relaunch(cluster_id, member_id, new_task_id(member_id), launches_seen,
                                        f"relaunching: {reason}"[:2000])
         if task is not None and task.state == "PENDING":
@@ -146,7 +166,17 @@ class SpindleFramework(Scheduler):
                 if task.state == "PENDING":
                     self.store.set(task.task_id, state="TASK_KILLED", message="killed before launch")
                 elif task.state not in TERMINAL_STATES:
-                    driver.killTask({"value": task.task_id})
+                    self._kill(driver, task)
+
+    def _kill(self, driver, task) -> None:
+        """Kill a task; one on an unreachable node cannot answer, so it ends for Spindle now
+        (TASK_LOST, its disks released and wiped by its node once it is back) and the master
+        delivers the kill if the node returns."""
+        driver.killTask({"value": task.task_id})
+        if task.state == UNREACHABLE:
+            self.store.set(task.task_id, state="TASK_LOST",
+                           message=f"killed while node {task.hostname or '?'} is unreachable")
+            self._release_soon(task)
 
     def error(self, driver, message) -> None:
         log.error("Mesos error: %s", message)
