@@ -133,7 +133,7 @@ class NetworkClient(ServiceClient):
 
 
 class SchedulerClient(ServiceClient):
-    """scheduler: members as Mesos tasks."""
+    """scheduler: members and job drivers as Mesos tasks."""
 
     def launch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         return self.request("POST", "/launches", json=body)
@@ -152,3 +152,12 @@ class SchedulerClient(ServiceClient):
         """Launch an ended member again (fresh disks, its lease); a repeat changes nothing."""
         return self.request("POST", f"/clusters/{cluster_id}/members/{member_id}/relaunch",
                             json={"launches_seen": launches_seen, "reason": reason[:1000]})
+
+    def launch_job(self, cluster_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Queue a job's driver as a Mesos task of the cluster (member id ``job-<job id>``); asking
+        again with the same body changes nothing."""
+        return self.request("POST", f"/clusters/{cluster_id}/jobs", json=body)
+
+    def kill_job(self, cluster_id: str, job_id: str) -> dict[str, Any]:
+        """Kill a job's driver task (one not launched yet just ends)."""
+        return self.request("POST", f"/clusters/{cluster_id}/jobs/{job_id}/kill")

@@ -181,13 +181,22 @@ class ContainerSpec(Model):
     hostname: str | None = None
 
 
+# What a scheduler task runs: a cluster member, or a job's driver (member id ``job-<job id>``).
+TaskKind = Literal["member", "job"]
+
+
 class DiskMount(Model):
     host_path: str = Field(min_length=1, description="the dedicated disk's mount point on the node")
 
 
 class TaskData(ContainerSpec):
     """What a member's executor gets in its TaskInfo's ``data``: the container, and where the
-    scheduler placed it (cpus, cpuset, whole disks mounted at /data/1..N, the floating IP)."""
+    scheduler placed it (cpus, cpuset, whole disks mounted at /data/1..N, the floating IP).
+
+    ``kind`` "job": the task is a job's driver. Its executor downloads the job's files from the
+    orchestrator (``orchestrator_url``, ``job_id``) into the sandbox, mounts them at ``/job`` (and
+    ``/job/output`` writable), runs the driver to its end and uploads the result before the task
+    ends. A driver holds ``cpus`` in offers and may use up to ``cpu_limit``."""
 
     cluster_id: str = Field(min_length=1)
     member_id: str = Field(min_length=1)
@@ -197,11 +206,24 @@ class TaskData(ContainerSpec):
     disks: list[DiskMount] = []
     network: str | None = None
     ip: str | None = None
+    kind: TaskKind = "member"
+    job_id: str | None = Field(default=None, pattern=NAME_PATTERN)
+    orchestrator_url: str | None = Field(default=None, min_length=1, max_length=500,
+                                         description="where a job's executor gets its files and puts its result")
+    cpu_limit: float | None = Field(default=None, gt=0, description="the container's cpu cap (default: cpus)")
 
     @model_validator(mode="after")
     def _network_and_ip(self) -> "TaskData":
         if bool(self.network) != bool(self.ip):
             raise ValueError("'network' and 'ip' go together")
+        return self
+
+    @model_validator(mode="after")
+    def _job_fields(self) -> "TaskData":
+        if self.kind == "job" and not (self.job_id and self.orchestrator_url):
+            raise ValueError("a job's task needs 'job_id' and 'orchestrator_url'")
+        if self.kind == "job" and self.disks:
+            raise ValueError("a job's task holds no disks")
         return self
 
 
@@ -284,7 +306,7 @@ class HeldDisk(Model):
 
 
 class TaskView(Model):
-    """One member's Mesos task as the scheduler knows it."""
+    """One member's (or job driver's) Mesos task as the scheduler knows it."""
 
     task_id: str
     cluster_id: str
@@ -297,6 +319,7 @@ class TaskView(Model):
     launches: int = Field(1, description="how many Mesos tasks this member has had (1 + relaunches)")
     kill_requested: bool = False
     updated_at: Timestamp | None = None
+    kind: TaskKind = Field(default="member", description="a cluster member, or a job's driver (member_id job-<job id>)")
 
 
 # --- clusters as users see them ------------------------------------------------------------------

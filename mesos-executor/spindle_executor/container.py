@@ -1,4 +1,4 @@
-"""Create, check and remove a member's container through the Docker Engine API."""
+"""Create, check and remove a member's (or a job driver's) container through the Docker Engine API."""
 import io
 import os
 import socket
@@ -93,13 +93,15 @@ def _create(client: docker.DockerClient, spec: TaskContainer, networking: Networ
         hostname=spec.hostname,
         environment=spec.env,
         labels=spec.labels,
+        working_dir=spec.working_dir,
         networking_config=networking,
         host_config=client.api.create_host_config(
-            nano_cpus=int(spec.cpus * 1e9),
+            nano_cpus=spec.nano_cpus,
             mem_limit=f"{spec.mem_mb}m",
             cpuset_cpus=spec.cpuset,
             network_mode=spec.network or "none",
-            mounts=[Mount(target=target, source=source, type="bind") for source, target in spec.mounts],
+            mounts=[Mount(target=target, source=source, type="bind", read_only=read_only)
+                    for source, target, read_only in spec.binds],
         ),
     )["Id"]
 

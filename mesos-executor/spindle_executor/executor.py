@@ -1,20 +1,33 @@
 """The Mesos side: a pymesos Executor that runs each launched task as a member container and
 reports TASK_STARTING → TASK_RUNNING (health passed) / TASK_FAILED (with the reason) → TASK_KILLED.
 
+A job's driver (task data ``kind`` "job") goes TASK_STARTING (its files fetched from the
+orchestrator into the sandbox) → TASK_RUNNING (its container started; no health check) → its
+result put back to the orchestrator (exit code, logs, /job/output) → TASK_FINISHED (exit 0),
+TASK_FAILED (the message says the exit code) or TASK_KILLED; a kill stops the container, and what
+there is still goes back before TASK_KILLED.
+
 Once every task it was given has ended (its final update sent, its container removed), the
 executor stops its driver and exits, so the agent frees the executor's own resources; the agent
 keeps delivering the final updates until the framework acknowledges them."""
 import base64
 import logging
+import os
+import shutil
 import threading
 
 import docker
+from docker.errors import APIError, NotFound
 from pymesos import Executor
 
+from spindle_common.contracts import OWNED_LABEL, TASK_LABEL
 from spindle_executor.container import LaunchFailed, create_and_start, remove, wait_healthy
-from spindle_executor.task_spec import InvalidTaskSpec, parse_task_spec
+from spindle_executor.job import TOKEN_ENV, JobTransferFailed, fetch_files, job_end, put_result, sandbox
+from spindle_executor.task_spec import InvalidTaskSpec, TaskContainer, parse_task_spec
 
 log = logging.getLogger("spindle.executor")
+# How long a SIGTERM'd executor waits for its drivers' results to go back before it exits.
+JOB_SHUTDOWN_WAIT_S = 4.0
 
 
 def status(task_id: str, state: str, message: str = "", reason: str | None = None) -> dict:
@@ -36,6 +49,7 @@ class DockerExecutor(Executor):
         self.killed: set[str] = set()
         self.ended: set[str] = set()  # final status sent
         self.working: set[str] = set()  # a thread still starts or watches the task's container
+        self.jobs: dict[str, threading.Thread] = {}  # task id → the thread running a job's driver
         self.lock = threading.Lock()
 
     def launchTask(self, driver, task) -> None:  # noqa: N802 (pymesos API names)
@@ -48,9 +62,13 @@ class DockerExecutor(Executor):
                          name=f"task-{task_id}").start()
 
     def _final(self, driver, update: dict) -> None:
-        driver.sendStatusUpdate(update)
+        """The task's last update, sent once (a kill that comes after its end changes nothing)."""
+        task_id = update["task_id"]["value"]
         with self.lock:
-            self.ended.add(update["task_id"]["value"])
+            if task_id in self.ended:
+                return
+            self.ended.add(task_id)
+        driver.sendStatusUpdate(update)
         self._exit_when_idle(driver)
 
     def _exit_when_idle(self, driver) -> None:
@@ -72,6 +90,13 @@ class DockerExecutor(Executor):
         driver.sendStatusUpdate(status(task_id, "TASK_STARTING"))
         try:
             spec = parse_task_spec(task_id, base64.b64decode(data) if data else b"")
+            if spec.is_job:
+                with self.lock:
+                    if task_id in self.ended:  # killed (and reported) before it began
+                        return
+                    self.jobs[task_id] = threading.current_thread()
+                self._run_job(driver, spec)
+                return
             container = create_and_start(self.client, spec)
             log.info("task %s: container %s started", task_id, spec.container_name)
             wait_healthy(container, spec.health, spec.ip)
@@ -107,10 +132,75 @@ class DockerExecutor(Executor):
             self._final(driver, status(task_id, "TASK_FAILED", f"container exited with code {code}: {logs}",
                                        "REASON_COMMAND_EXECUTOR_FAILED"))
 
+    # --- a job's driver -----------------------------------------------------------------------
+    def _killed(self, task_id: str) -> bool:
+        with self.lock:
+            return task_id in self.killed
+
+    def _run_job(self, driver, spec: TaskContainer) -> None:
+        """Fetch the files, run the driver to its end (or a kill), put the result back, then end the task."""
+        task_id = spec.task_id
+        folder = sandbox() / "job"
+        token = os.environ.get(TOKEN_ENV, "")
+        spec = spec.model_copy(update={"job_dir": str(folder)})
+        try:
+            files = fetch_files(spec, folder, token)
+            log.info("task %s: job %s's files fetched: %s", task_id, spec.job_id, ", ".join(files))
+            if self._killed(task_id):
+                raise LaunchFailed("killed before the driver started")
+            container = create_and_start(self.client, spec)
+        except (JobTransferFailed, LaunchFailed, OSError) as exc:
+            remove(self.client, task_id)
+            if self._killed(task_id):
+                self._final(driver, status(task_id, "TASK_KILLED", f"killed by the framework: {exc}"))
+            else:
+                self._final(driver, status(task_id, "TASK_FAILED", f"the driver could not start: {exc}",
+                                           "REASON_CONTAINER_LAUNCH_FAILED"))
+            return
+        if self._killed(task_id):  # killed while it started (killTask found no container yet)
+            self._stop(task_id)
+        else:
+            log.info("task %s: driver %s started", task_id, spec.container_name)
+            driver.sendStatusUpdate(status(task_id, "TASK_RUNNING", f"driver {spec.container_name} running"))
+        try:
+            code = container.wait()["StatusCode"]
+        except NotFound:
+            code = None
+        stdout = stderr = ""
+        try:
+            stdout = container.logs(stdout=True, stderr=False).decode(errors="replace")
+            stderr = container.logs(stdout=False, stderr=True).decode(errors="replace")
+        except (NotFound, APIError) as exc:
+            log.warning("task %s: the driver's logs are gone: %s", task_id, exc)
+        problem = put_result(spec, token, sandbox(), code, stdout, stderr, folder / "output")
+        if problem:
+            log.error("task %s: job %s's result did not go back: %s", task_id, spec.job_id, problem)
+        else:  # the orchestrator keeps it now; the node keeps nothing of the job
+            shutil.rmtree(folder, ignore_errors=True)
+        remove(self.client, task_id)
+        state, message, reason = job_end(code, self._killed(task_id), problem)
+        log.info("task %s: %s %s", task_id, state, message)
+        self._final(driver, status(task_id, state, message, reason))
+
+    def _stop(self, task_id: str) -> None:
+        """Kill a driver's container (not remove it: its logs and output still go back)."""
+        for container in self.client.containers.list(
+                filters={"label": [f"{TASK_LABEL}={task_id}", f"{OWNED_LABEL}=true"]}):
+            try:
+                container.kill()
+            except (NotFound, APIError):  # it ended meanwhile
+                pass
+
+    # --- kills -------------------------------------------------------------------------------------
     def killTask(self, driver, task_id) -> None:  # noqa: N802
         value = task_id["value"]
         with self.lock:
             self.killed.add(value)
+            job_running = value in self.jobs and value in self.working
+        if job_running:  # its thread puts back what there is, then reports TASK_KILLED
+            log.info("task %s: killing the driver", value)
+            self._stop(value)
+            return
         remove(self.client, value)
         self._final(driver, status(value, "TASK_KILLED", "killed by the framework"))
 
@@ -119,3 +209,7 @@ class DockerExecutor(Executor):
             alive = self.launched - self.killed
         for task_id in alive:
             self.killTask(driver, {"value": task_id})
+        with self.lock:
+            drivers = [t for task_id, t in self.jobs.items() if task_id in self.working]
+        for thread in drivers:  # let their results go back, briefly
+            thread.join(JOB_SHUTDOWN_WAIT_S / len(drivers))

@@ -1,54 +1,46 @@
-"""Running jobs: each job's driver is a container of the product's job image, with a floating IP
-on the cluster's network (executors connect back to drivers), the job's files at ``/job`` and
-``/job/output`` for results. One thread per running job; after a restart the worker picks
-RUNNING jobs up again and waits for their containers (or fails them if the container is gone)."""
+"""Running jobs: each job's driver is a Mesos task of its cluster (member id ``job-<job id>``),
+placed by the scheduler like a member (its cpus and memory count in offers) and run by the
+executor on whichever node the offer came from, with its own floating IP on the cluster's network
+(executors connect back to drivers). Nothing of a job needs this orchestrator's host: the executor
+fetches the job's files from ``<nodes_url>/internal/jobs/<id>/files`` (``Settings.public_url``, or
+this orchestrator's own address) and puts the result back (exit code, logs, ``/job/output``) to
+``…/result`` before the task ends.
+
+The runner works inside the cluster's reconcile round (``lifecycle.py``), on the tasks that round
+observed (the one scheduler call; a driver's task changes notify ``spindle_tasks`` like a
+member's): a PENDING job gets its IP, its rendered command and its task; its task's state makes it
+RUNNING, then SUCCEEDED / FAILED / KILLED (``jobs.step``), and its IP is given back. After a
+restart the same round picks RUNNING jobs up from their tasks. A job that runs longer than
+``job_timeout_s`` has its task killed; a cluster going away kills its jobs' tasks (``StopJobs``)."""
 import logging
-import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-import docker
-from docker.errors import APIError, ImageNotFound, NotFound
-from docker.types import EndpointConfig, Mount, NetworkingConfig
-from requests.exceptions import ConnectionError as RequestsConnectionError
-from requests.exceptions import ReadTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
-from spindle_common.clients import NetworkClient
-from spindle_common.contracts import CLUSTER_LABEL, JOB_LABEL, OWNED_LABEL
+from spindle_common.clients import NetworkClient, SchedulerClient
+from spindle_common.contracts import TERMINAL_TASK_STATES, ClusterState, TaskView, as_utc, utcnow
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
-from spindle_orchestrator.clusters import record_event, wake
+from spindle_orchestrator.clusters import record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job
 from spindle_orchestrator.render import RenderError, render_value
 
 log = logging.getLogger("spindle.jobs")
+# Cluster states in which a PENDING job's driver is handed to the scheduler.
+SERVING = (ClusterState.RUNNING.value, ClusterState.DEGRADED.value)
 
 
 def container_name(job_id: str) -> str:
+    """The driver's container, on whichever node runs it."""
     return f"spindle-job-{job_id}"
 
 
 def lease_owner(job_id: str) -> str:
+    """The driver's floating IP's owner in network-service, and its task's member id in the scheduler."""
     return f"job-{job_id}"
-
-
-# The runner only works on jobs it read from the database, and nothing deletes clusters (nor, hence,
-# their jobs): a missing row is a bug, not a state to handle.
-def _job(session: Session, job_id: str) -> Job:
-    job = session.get(Job, job_id)
-    if job is None:
-        raise RuntimeError(f"job {job_id} is not in the database")
-    return job
-
-
-def _cluster(session: Session, cluster_id: str) -> Cluster:
-    cluster = session.get(Cluster, cluster_id)
-    if cluster is None:
-        raise RuntimeError(f"cluster {cluster_id} is not in the database")
-    return cluster
 
 
 def driver_command(manifest: dict[str, Any], cluster: Cluster, job: Job, ip: str) -> list[str]:
@@ -64,146 +56,177 @@ def driver_command(manifest: dict[str, Any], cluster: Cluster, job: Job, ip: str
     return render_value(manifest["jobs"]["command"], context, "jobs command") + list(job.args)
 
 
+def held_cpus(manifest_cpus: float, setting: float) -> float:
+    """What a driver holds in offers: ``job_cpus`` (at most what the manifest gives it), or all of
+    the manifest's cpus when the setting is 0."""
+    return min(setting, manifest_cpus) if setting > 0 else manifest_cpus
+
+
+def stopping_reason(cluster: Cluster) -> str | None:
+    """Why the cluster's jobs are being stopped, if they are."""
+    if cluster.delete_requested or cluster.state in (ClusterState.DESTROYING.value, ClusterState.DESTROYED.value):
+        return "the cluster was deleted"
+    if cluster.state == ClusterState.FAILED.value:
+        return "the cluster failed"
+    return None
+
+
+def deadline_of(job: Job, timeout_s: float) -> datetime:
+    """When the job's time is up: ``timeout_s`` after its driver started (or it was submitted)."""
+    return as_utc(job.started_at or job.created_at) + timedelta(seconds=timeout_s)
+
+
 class JobRunner:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings,
-                 manifest_of: Callable[[str, str], dict[str, Any]], network: NetworkClient):
-        self.sessions, self.settings, self.manifest_of, self.network = sessions, settings, manifest_of, network
-        self.active: set[str] = set()
-        self.lock = threading.Lock()
+                 manifest_of: Callable[[str, str], dict[str, Any]], network: NetworkClient, scheduler: SchedulerClient):
+        self.sessions, self.settings, self.manifest_of = sessions, settings, manifest_of
+        self.network, self.scheduler = network, scheduler
+        self.observed: dict[str, dict[str, TaskView]] = {}  # cluster id → its drivers' tasks, as last observed
+        self.woken: set[str] = set()  # jobs past their time whose cluster was woken for it
 
-    def poll(self) -> None:
-        """Start a thread for every PENDING or RUNNING job that has none."""
-        with self.sessions() as session:
-            waiting = [j.id for j in jobs.in_state(session, jobs.PENDING, jobs.RUNNING)]
-        for job_id in waiting:
-            with self.lock:
-                if job_id in self.active:
-                    continue
-                self.active.add(job_id)
-            threading.Thread(target=self._run, args=(job_id,), name=f"job-{job_id}", daemon=True).start()
+    # --- in a cluster's round ---------------------------------------------------------------------
+    def follow(self, session: Session, cluster: Cluster, tasks: dict[str, TaskView],
+               retry: Callable[[str, float], None]) -> None:
+        """The cluster's unfinished jobs, as their drivers' tasks (by member id) say. A job whose
+        step fails (a service away) is left as it was and the cluster looked at again in 1 s."""
+        if tasks:
+            self.observed[cluster.id] = tasks
+        else:
+            self.observed.pop(cluster.id, None)
+        for job in jobs.of_cluster(session, cluster.id):
+            if job.state not in (jobs.PENDING, jobs.RUNNING):
+                continue
+            try:
+                with session.begin_nested():
+                    self._follow(session, cluster, job, tasks.get(lease_owner(job.id)))
+            except Exception:  # one job's trouble must not stop the cluster's round
+                log.exception("job %s: following its driver failed; retrying in 1 s", job.id)
+                retry(cluster.id, 1.0)
 
-    def stop_cluster_jobs(self, session: Session, cluster_id: str) -> bool:
-        """The cluster is going away: stop its jobs' drivers (their threads record them KILLED and
-        give back container and IP). True once none of its jobs runs any more."""
+    def _follow(self, session: Session, cluster: Cluster, job: Job, task: TaskView | None) -> None:
+        stopping = stopping_reason(cluster)
+        if job.container is None:  # not handed to the scheduler yet
+            if stopping is None and cluster.state in SERVING:
+                self._hand_over(session, cluster, job)
+            return  # stopping: the StopJobs action ends it
+        timeout = self.settings.job_timeout_s
+        step = jobs.step(job.state, job.exit_code, task, stopping=stopping,
+                         timed_out=deadline_of(job, timeout) <= utcnow(), timeout_s=timeout)
+        if step.submit:
+            self._hand_over(session, cluster, job)
+            return
+        if step.kill:
+            log.info("job %s: no result within %.0f s; killing its driver", job.id, timeout)
+            self.scheduler.kill_job(cluster.id, job.id)
+        if step.finished:
+            self._end(session, job, step.state, step.message, step.exit_code)
+        elif step.state == jobs.RUNNING and job.state == jobs.PENDING:
+            job.state, job.started_at, job.message = jobs.RUNNING, datetime.utcnow(), step.message
+            record_event(session, job.cluster_id, "job", jobs.RUNNING, f"job {job.id}: {step.message}")
+        elif step.message != job.message:
+            job.message = step.message[:2000]
+
+    def _hand_over(self, session: Session, cluster: Cluster, job: Job) -> None:
+        """Hold the driver's IP, render its command and queue its task with the scheduler (each
+        step gives the same answer again, so a repeat after a crash is harmless)."""
+        try:
+            manifest = self.manifest_of(cluster.product, cluster.version)
+        except ApiError as exc:  # the catalog changed since the cluster was launched
+            self._end(session, job, jobs.FAILED, f"the driver could not start: {exc.message}")
+            return
+        runner = manifest.get("jobs")
+        if runner is None:
+            self._end(session, job, jobs.FAILED, f"{cluster.product} {cluster.version} does not run jobs")
+            return
+        lease = None
+        if self.settings.network_pool:
+            try:
+                lease = self.network.allocate(lease_owner(job.id), self.settings.network_pool)
+            except ApiError as exc:
+                if exc.status >= 500:
+                    raise
+                self._end(session, job, jobs.FAILED, f"the driver could not start: no IP: {exc.message}")
+                return
+        address = lease["address"] if lease else None
+        try:
+            command = driver_command(manifest, cluster, job, address or "")
+        except RenderError as exc:
+            self._end(session, job, jobs.FAILED, f"the driver could not start: {exc}")
+            return
+        cpus = float(runner.get("cpus", 1.0))
+        body = {"job_id": job.id, "cpus": held_cpus(cpus, self.settings.job_cpus), "cpu_limit": cpus,
+                "mem_mb": int(runner.get("mem_mb", 1024)),
+                "container": {"image": runner["image"], "command": command, "env": runner.get("env", {})},
+                "lease": {"address": lease["address"], "docker_network": lease["docker_network"]} if lease else None,
+                "orchestrator_url": self.settings.nodes_url, "origin": self.settings.origin}
+        try:
+            self.scheduler.launch_job(cluster.id, body)
+        except ApiError as exc:
+            if exc.status >= 500:
+                raise
+            if exc.code != "JOB_EXISTS":  # JOB_EXISTS: handed over before (with other settings): it runs
+                self._end(session, job, jobs.FAILED, f"the driver could not start: {exc.code}: {exc.message}")
+                return
+        job.container, job.ip = lease_owner(job.id), address
+        job.message = "driver handed to the scheduler: waiting for an offer"
+
+    def _end(self, session: Session, job: Job, state: str, message: str, exit_code: int | None = None) -> None:
+        """Record the end (the logs are what the driver's executor put back), give back its IP."""
+        jobs.finish(job, state, message, exit_code)
+        record_event(session, job.cluster_id, "job", state, f"job {job.id}: {message}")
+        self.woken.discard(job.id)
+        if self.settings.network_pool:
+            try:
+                self.network.release(lease_owner(job.id))
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+
+    def stop_cluster_jobs(self, session: Session, cluster: Cluster) -> bool:
+        """The cluster is going away: kill its jobs' drivers through the scheduler (their tasks'
+        ends record them KILLED, as ``follow`` sees them); jobs never handed over end at once.
+        True once none of its jobs runs any more."""
+        reason = stopping_reason(cluster) or "the cluster is going away"
+        tasks = self.observed.get(cluster.id, {})
         running = False
-        for job in jobs.of_cluster(session, cluster_id):
-            if job.state == jobs.PENDING:
-                jobs.finish(job, jobs.KILLED, "the cluster was deleted before the job started")
-            elif job.state == jobs.RUNNING:
-                running = True
-                client = docker.from_env()
+        for job in jobs.of_cluster(session, cluster.id):
+            if job.state not in (jobs.PENDING, jobs.RUNNING):
+                continue
+            if job.container is None:
+                self._end(session, job, jobs.KILLED, f"{reason} before the job started")
+                continue
+            task = tasks.get(lease_owner(job.id))
+            if task is None or not (task.kill_requested or task.state in TERMINAL_TASK_STATES):
                 try:
-                    client.containers.get(container_name(job.id)).kill()
-                except (NotFound, APIError):
-                    pass
-                finally:
-                    client.close()
+                    self.scheduler.kill_job(cluster.id, job.id)
+                except ApiError as exc:
+                    if exc.status != 404:
+                        raise
+                    when = "while the job ran" if job.state == jobs.RUNNING else "before the job started"
+                    self._end(session, job, jobs.KILLED, f"{reason} {when}", job.exit_code)  # it has no task
+                    continue
+            running = True
         return not running
 
-    def _run(self, job_id: str) -> None:
-        client = docker.from_env(timeout=60)
-        try:
-            container = self._start(client, job_id)
-            if container is not None:
-                self._wait(client, job_id, container)
-        except Exception as exc:  # the job fails with the reason; the worker goes on
-            log.exception("job %s failed", job_id)
-            self._end(client, job_id, jobs.FAILED, f"{type(exc).__name__}: {exc}")
-        finally:
-            client.close()
-            with self.lock:
-                self.active.discard(job_id)
-
-    def _start(self, client: docker.DockerClient, job_id: str):
-        """A PENDING job gets its IP and container (state RUNNING); a RUNNING one gets its container back."""
-        with self.sessions.begin() as session:
-            job = _job(session, job_id)
-            if job.state == jobs.RUNNING:
-                try:
-                    return client.containers.get(container_name(job_id))
-                except NotFound:
-                    jobs.finish(job, jobs.FAILED,
-                                "the driver container is gone (the orchestrator restarted while it ran)")
-                    return None
-            cluster = _cluster(session, job.cluster_id)
-            runner = self.manifest_of(cluster.product, cluster.version).get("jobs")
-            if runner is None:
-                jobs.finish(job, jobs.FAILED, f"{cluster.product} {cluster.version} does not run jobs")
-                return None
-            lease = self.network.allocate(lease_owner(job_id), self.settings.network_pool)
-            try:
-                command = driver_command(self.manifest_of(cluster.product, cluster.version), cluster, job,
-                                         lease["address"])
-                container = self._create(client, runner, job, command, lease)
-            except (RenderError, ImageNotFound, APIError) as exc:
-                self.network.release(lease_owner(job_id))
-                jobs.finish(job, jobs.FAILED, f"the driver could not start: {exc}")
-                return None
-            job.state, job.container, job.ip = jobs.RUNNING, container.name, lease["address"]
-            job.started_at, job.message = datetime.utcnow(), f"driver {container.name} running"
-            record_event(session, job.cluster_id, "job", jobs.RUNNING, f"job {job.id}: {job.message}")
-            return container
-
-    def _create(self, client: docker.DockerClient, runner: dict[str, Any], job: Job, command: list[str],
-                lease: dict[str, Any]):
-        folder = jobs.job_dir(self.settings.jobs_dir, job.id)
-        endpoint = EndpointConfig(version=client.api._version, ipv4_address=lease["address"])
-        container_id = client.api.create_container(
-            runner["image"], command=command, name=container_name(job.id), working_dir="/job",
-            environment=runner.get("env", {}),
-            labels={OWNED_LABEL: "true", JOB_LABEL: job.id, CLUSTER_LABEL: job.cluster_id},
-            networking_config=NetworkingConfig({lease["docker_network"]: endpoint}),
-            host_config=client.api.create_host_config(
-                nano_cpus=int(runner.get("cpus", 1.0) * 1e9), mem_limit=f"{runner.get('mem_mb', 1024)}m",
-                network_mode=lease["docker_network"],
-                mounts=[Mount(target="/job", source=str(folder), type="bind", read_only=True),
-                        Mount(target="/job/output", source=str(folder / "output"), type="bind")]),
-        )["Id"]
-        container = client.containers.get(container_id)
-        container.start()
-        return container
-
-    def _wait(self, client: docker.DockerClient, job_id: str, container) -> None:
-        try:
-            code = container.wait(timeout=self.settings.job_timeout_s)["StatusCode"]
-        except (ReadTimeout, RequestsConnectionError):
-            container.kill()
-            self._end(client, job_id, jobs.KILLED, f"no result within {self.settings.job_timeout_s:.0f} s",
-                      logs_of=container)
-            return
-        except NotFound:
-            code = None
+    # --- time limits (the worker wakes the job's cluster) ------------------------------------------
+    def _deadlines(self) -> list[tuple[datetime, str, str]]:
         with self.sessions() as session:
-            cluster_deleted = _cluster(session, _job(session, job_id).cluster_id).delete_requested
-        if cluster_deleted:
-            self._end(client, job_id, jobs.KILLED, "the cluster was deleted while the job ran", code, container)
-        elif code == 0:
-            self._end(client, job_id, jobs.SUCCEEDED, "the driver exited with 0", code, container)
-        else:
-            self._end(client, job_id, jobs.FAILED, f"the driver exited with {code}", code, container)
+            return sorted((deadline_of(j, self.settings.job_timeout_s), j.id, j.cluster_id)
+                          for j in jobs.in_state(session, jobs.PENDING, jobs.RUNNING) if j.id not in self.woken)
 
-    def _end(self, client: docker.DockerClient, job_id: str, state: str, message: str, code: int | None = None,
-             logs_of=None) -> None:
-        """Record the end with the driver's logs, then give back its container and IP."""
-        stdout = stderr = ""
-        if logs_of is not None:
-            try:
-                stdout = logs_of.logs(stdout=True, stderr=False).decode(errors="replace")
-                stderr = logs_of.logs(stdout=False, stderr=True).decode(errors="replace")
-            except (NotFound, APIError):
-                pass
-        with self.sessions.begin() as session:
-            job = _job(session, job_id)
-            if job.state not in jobs.FINISHED:
-                jobs.finish(job, state, message, code, stdout, stderr)
-                record_event(session, job.cluster_id, "job", state, f"job {job_id}: {message}")
-            wake(session, job.cluster_id)  # a cluster being destroyed may wait for this job
-        try:
-            client.containers.get(container_name(job_id)).remove(force=True)
-        except NotFound:
-            pass
-        try:
-            self.network.release(lease_owner(job_id))
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+    def next_deadline(self) -> float | None:
+        """Seconds until the earliest job's time is up (None: no job runs)."""
+        deadlines = self._deadlines()
+        if not deadlines:
+            return None
+        return max(0.0, (deadlines[0][0] - utcnow()) / timedelta(seconds=1))
+
+    def expired(self) -> list[str]:
+        """Clusters with a job whose time is up (each job once): their round kills its driver."""
+        now, due = utcnow(), []
+        for deadline, job_id, cluster_id in self._deadlines():
+            if deadline > now:
+                break
+            self.woken.add(job_id)
+            due.append(cluster_id)
+        return due

@@ -1,20 +1,26 @@
 """Jobs: driver programs submitted to a running cluster. Their files live in
-``<jobs_dir>/<job id>/`` (the driver sees it at ``/job``; what it writes to ``/job/output`` can be
-downloaded until the cluster is destroyed); their state, exit code and logs stay in the ``jobs``
-table."""
+``<jobs_dir>/<job id>/`` on the orchestrator; the driver's executor fetches them (the driver sees
+them at ``/job``) and puts the result back: exit code, the end of its logs, and what it wrote to
+``/job/output`` (kept at ``<jobs_dir>/<job id>/output``, downloadable until the cluster is
+destroyed). Their state, exit code and logs stay in the ``jobs`` table. ``step`` decides a job's
+state from its driver's Mesos task (pure)."""
 import base64
 import binascii
 import io
+import json
 import re
 import shutil
 import tarfile
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import IO
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from spindle_common.contracts import TERMINAL_TASK_STATES, MemberState, TaskView
 from spindle_common.errors import ApiError
 from spindle_orchestrator.clusters import wake
 from spindle_orchestrator.models import Cluster, Job
@@ -25,6 +31,8 @@ FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MAX_FILES_BYTES = 64 * 2**20
 # Logs kept per stream: the end of them, where the result and the error usually are.
 MAX_LOG_CHARS = 1_000_000
+# A result an executor puts back (uncompressed tar: result.json, stdout, stderr, output/…).
+MAX_RESULT_BYTES = 256 * 2**20
 
 
 def job_dir(jobs_dir: Path, job_id: str) -> Path:
@@ -86,11 +94,165 @@ def in_state(session: Session, *states: str) -> list[Job]:
     return list(session.scalars(select(Job).where(Job.state.in_(states)).order_by(Job.created_at)))
 
 
-def finish(job: Job, state: str, message: str, exit_code: int | None = None, stdout: str = "",
-           stderr: str = "") -> None:
+def finish(job: Job, state: str, message: str, exit_code: int | None = None, stdout: str | None = None,
+           stderr: str | None = None) -> None:
+    """The job ends; logs not given stay as its driver's executor put them back."""
     job.state, job.message, job.exit_code = state, message[:2000], exit_code
-    job.stdout, job.stderr = stdout[-MAX_LOG_CHARS:], stderr[-MAX_LOG_CHARS:]
+    if stdout is not None:
+        job.stdout = stdout[-MAX_LOG_CHARS:]
+    if stderr is not None:
+        job.stderr = stderr[-MAX_LOG_CHARS:]
     job.finished_at = datetime.utcnow()
+
+
+# --- what a job's driver task means for the job (pure) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """The job's state and message from now on, and what to do about its driver's task."""
+
+    state: str
+    message: str
+    exit_code: int | None = None
+    kill: bool = False  # its time is up: kill the task
+    submit: bool = False  # the scheduler does not have the task: hand it over (again)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+
+def step(job_state: str, exit_code: int | None, task: TaskView | None, *, stopping: str | None = None,
+         timed_out: bool = False, timeout_s: float = 0.0) -> Step:
+    """A job (PENDING or RUNNING, its driver handed to the scheduler) as its driver's task says.
+
+    ``exit_code``: what the executor put back (None: nothing yet); ``stopping``: why the cluster's
+    jobs are being stopped ("the cluster was deleted"), if they are; ``timed_out``: the job has run
+    (or waited) longer than ``timeout_s``."""
+    if task is None:
+        if job_state == RUNNING:
+            return Step(FAILED, "the scheduler has no task for the job's driver", exit_code)
+        return Step(PENDING, "handing the driver to the scheduler", submit=stopping is None)
+    state = task.state
+    if state not in TERMINAL_TASK_STATES:
+        kill = timed_out and not task.kill_requested  # (stopping: the StopJobs action kills)
+        if state == MemberState.TASK_RUNNING:
+            return Step(RUNNING, f"driver running on {task.hostname or 'its node'}", kill=kill)
+        if job_state == RUNNING:  # e.g. TASK_KILLING, or its node unreachable
+            return Step(RUNNING, f"driver task {state.value}{': ' + task.message if task.message else ''}", kill=kill)
+        waiting = task.message or {MemberState.PENDING: "waiting for an offer"}.get(state, state.value)
+        return Step(PENDING, f"driver queued: {waiting}", kill=kill)
+    if state == MemberState.TASK_FINISHED:
+        return Step(SUCCEEDED, "the driver exited with 0", 0 if exit_code is None else exit_code)
+    if state == MemberState.TASK_KILLED:
+        if stopping:
+            started = job_state == RUNNING or exit_code is not None
+            return Step(KILLED, f"{stopping} {'while the job ran' if started else 'before the job started'}",
+                        exit_code)
+        if timed_out:
+            return Step(KILLED, f"no result within {timeout_s:.0f} s", exit_code)
+        return Step(KILLED, f"the driver was killed: {task.message or 'by Spindle'}", exit_code)
+    if state == MemberState.TASK_FAILED and exit_code is not None:
+        return Step(FAILED, f"the driver exited with {exit_code}", exit_code)
+    if state == MemberState.TASK_FAILED and task.message:
+        return Step(FAILED, task.message, exit_code)
+    return Step(FAILED, f"the driver's task ended {state.value}{': ' + task.message if task.message else ''}",
+                exit_code)
+
+
+# --- files out to the driver's executor, its result back ------------------------------------------
+
+
+def files_archive(jobs_dir: Path, job: Job) -> bytes:
+    """The job's files as an uncompressed tar of plain names (its executor unpacks it as /job)."""
+    buffer = io.BytesIO()
+    folder = job_dir(jobs_dir, job.id)
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name in job.files:
+            tar.add(folder / name, arcname=name, recursive=False)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class Result:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    note: str = ""
+    output_files: int = 0
+
+
+def _invalid(message: str) -> ApiError:
+    return ApiError(422, "INVALID_RESULT", message)
+
+
+def _text_tail(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
+    """The end of a log: at most MAX_LOG_CHARS characters (read from at most 4 bytes each)."""
+    source = tar.extractfile(member)
+    assert source is not None  # a regular file
+    keep = 4 * MAX_LOG_CHARS
+    if member.size > keep:
+        source.seek(member.size - keep)
+    return source.read().decode(errors="replace")[-MAX_LOG_CHARS:]
+
+
+def store_result(jobs_dir: Path, job_id: str, archive: IO[bytes]) -> Result:
+    """Read a result an executor put back (uncompressed tar: ``result.json`` with ``exit_code``,
+    ``stdout``, ``stderr``, ``output/…`` of plain files and folders) and keep its output as the
+    job's ``output/`` (replacing what an earlier try put there). Anything else: 422."""
+    folder = job_dir(jobs_dir, job_id)
+    incoming = folder / f".output-{uuid.uuid4().hex[:8]}"
+    incoming.mkdir(parents=True)
+    found: dict[str, object] = {}
+    files = 0
+    try:
+        try:
+            with tarfile.open(fileobj=archive, mode="r:") as tar:
+                for member in tar:
+                    path = PurePosixPath(member.name.removeprefix("./"))
+                    if path.is_absolute() or ".." in path.parts or not path.parts:
+                        raise _invalid(f"the result holds {member.name!r}, outside of it")
+                    if str(path) in ("result.json", "stdout", "stderr") and member.isfile():
+                        if str(path) == "result.json":
+                            if member.size > 65536:
+                                raise _invalid("result.json is too large")
+                            source = tar.extractfile(member)
+                            assert source is not None
+                            found["result"] = source.read()
+                        else:
+                            found[str(path)] = _text_tail(tar, member)
+                    elif path.parts[0] == "output" and (member.isfile() or member.isdir()):
+                        target = incoming.joinpath(*path.parts[1:])
+                        if member.isdir():
+                            target.mkdir(parents=True, exist_ok=True)
+                            continue
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        source = tar.extractfile(member)
+                        assert source is not None
+                        with open(target, "wb") as out:
+                            shutil.copyfileobj(source, out)
+                        files += 1
+                    else:
+                        raise _invalid(f"the result holds {member.name!r}: only result.json, stdout, stderr and "
+                                       "plain files and folders under output/")
+        except tarfile.TarError as exc:
+            raise _invalid(f"the result is not a tar archive: {exc}") from None
+        try:
+            summary = json.loads(found["result"]) if "result" in found else None  # type: ignore[arg-type]
+        except ValueError:
+            summary = None
+        if not isinstance(summary, dict) or not isinstance(summary.get("exit_code", 0), int | None):
+            raise _invalid("result.json must be an object with exit_code (an integer or null)")
+        output = folder / "output"
+        if output.exists():
+            shutil.rmtree(output)
+        incoming.rename(output)
+    finally:
+        if incoming.exists():
+            shutil.rmtree(incoming)
+    return Result(summary.get("exit_code"), str(found.get("stdout", "")), str(found.get("stderr", "")),
+                  str(summary.get("note") or "")[:500], files)
 
 
 def remove_files(jobs_dir: Path, session: Session, cluster_id: str) -> int:

@@ -93,7 +93,7 @@ class Lifecycle:
         self.consul = consul
         self.timeouts = Timeouts(settings.scheduling_timeout_s, settings.deploying_timeout_s,
                                  settings.configuring_timeout_s)
-        self.jobs = JobRunner(sessions, settings, manifest_of, network)
+        self.jobs = JobRunner(sessions, settings, manifest_of, network, scheduler)
         self.recheck = recheck  # reconcile this cluster again after some seconds (set by the worker)
 
     # --- one round for one cluster --------------------------------------------------------------
@@ -124,11 +124,15 @@ class Lifecycle:
         tasks = None
         if state in FOLLOWED or (gives_back and state != S.DESTROYED):
             try:
-                tasks = {t["member_id"]: TaskView(**t) for t in self.scheduler.tasks(cluster.id)}
+                answered = [TaskView(**t) for t in self.scheduler.tasks(cluster.id)]
             except ApiError as exc:
                 if exc.status != 404:
                     raise
-                tasks = {}
+                answered = []
+            # Jobs' drivers are tasks of the cluster too: the job runner follows them; reconcile sees members only.
+            tasks = {t.member_id: t for t in answered if t.kind != "job"}
+            self.jobs.follow(session, cluster, {t.member_id: t for t in answered if t.kind == "job"},
+                             self.recheck)
         passing: frozenset[str] = frozenset()
         if state == S.CONFIGURING:
             passing = frozenset(e["Service"]["ID"].removeprefix("member-")
@@ -150,7 +154,7 @@ class Lifecycle:
                 members[member_id].replacements = replacement
                 record_event(session, cluster.id, "member", "REPLACED", action.reason, member_id)
             case StopJobs():
-                self.jobs.stop_cluster_jobs(session, cluster.id)
+                self.jobs.stop_cluster_jobs(session, cluster)
             case Kill():
                 try:
                     self.scheduler.kill(cluster.id)

@@ -2,8 +2,9 @@
 of its own.
 
 It hears of changes by PostgreSQL notifications: the scheduler's ``spindle_tasks`` (a task of the
-cluster changed) and this service's ``spindle_clusters`` (created, deletion asked, a job started
-or ended). It also wakes when the earliest deadline of an unsettled cluster passes. Whenever the
+cluster changed: a member's or a job driver's) and this service's ``spindle_clusters`` (created,
+deletion asked, a job submitted). It also wakes when the earliest deadline of an unsettled cluster
+passes, or a job's time is up. Whenever the
 listener (re)connects — at start, and after losing PostgreSQL — every cluster with work left is
 reconciled once, so nothing that happened while it was away is missed. A sweep (at start, then
 every ``sweep_interval_s``) kills tasks the scheduler still runs for clusters destroyed or unknown
@@ -108,6 +109,9 @@ class Worker:
                     log.exception("sweeping for orphaned tasks failed; retrying next round")
             try:
                 deadline = self.lifecycle.next_deadline()
+                job_deadline = self.lifecycle.jobs.next_deadline()  # a job's time is up: its cluster decides
+                if job_deadline is not None:
+                    deadline = job_deadline if deadline is None else min(deadline, job_deadline)
             except Exception:
                 log.exception("reading deadlines failed")
                 deadline = 1.0
@@ -116,9 +120,9 @@ class Worker:
             try:
                 now = time.monotonic()  # a deadline passed: those clusters decide now (unless failing)
                 due |= {c for c in self.lifecycle.expired() if self.failing.get(c, 0) <= now}
+                due |= set(self.lifecycle.jobs.expired())
                 if not due:
                     continue
-                self.lifecycle.jobs.poll()
                 ids = clusters_with_work(self.lifecycle) if EVERYTHING in due else sorted(due)
             except Exception:
                 log.exception("listing clusters failed; retrying")

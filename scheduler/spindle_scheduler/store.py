@@ -22,7 +22,8 @@ def task_view(task: Task) -> TaskView:
                     state=MemberState(task.state), message=task.message, hostname=task.hostname,
                     disks=[HeldDisk(**d) for d in task.disks or []], ip=task.ip, launches=task.launches,
                     kill_requested=task.kill_requested,
-                    updated_at=as_utc(task.updated_at) if task.updated_at else None)
+                    updated_at=as_utc(task.updated_at) if task.updated_at else None,
+                    kind=task.request.get("kind", "member"))
 
 
 class TaskStore:
@@ -99,6 +100,16 @@ class TaskStore:
             session.flush()
             session.refresh(task)  # updated_at, as the database set it
             return task
+
+    def request_kill_member(self, cluster_id: str, member_id: str) -> Task | None:
+        """Mark one task (e.g. a job's driver) to be killed; None if the cluster has no such member."""
+        with self.sessions.begin() as session:
+            task_id = session.scalar(update(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
+                                     .values(kill_requested=True).returning(Task.task_id))
+            if task_id is None:
+                return None
+            notify(session, TASKS, cluster_id)
+        return self.get(task_id)
 
     def request_kill(self, cluster_id: str) -> list[Task]:
         with self.sessions.begin() as session:

@@ -30,6 +30,18 @@ class Settings(ServiceSettings):
     # Where jobs' files and outputs live (``<state_dir>/jobs/<job id>/``), and how long a job may run.
     state_dir: Path = Path("/var/lib/spindle")
     job_timeout_s: float = 3600.0
+    # This orchestrator's address as the nodes reach it: a job driver's executor fetches the job's
+    # files and puts its result back there (``/internal/jobs/…``). Empty: http://<advertise_host>:<port>
+    # (http://127.0.0.1:8081 on a single machine).
+    public_url: str = ""
+    # Cpus a job's driver holds in offers (its container may use up to the manifest's ``jobs.cpus``
+    # when the node has them idle): a driver mostly waits on its cluster. 0: hold the manifest's cpus.
+    job_cpus: float = 0.05
+
+    @property
+    def nodes_url(self) -> str:
+        """Where the nodes reach this orchestrator (``public_url``, or its own address and port)."""
+        return (self.public_url or f"http://{self.advertise_host}:{self.port}").rstrip("/")
 
     @property
     def jobs_dir(self) -> Path:

@@ -159,14 +159,27 @@ class SpindleFramework(Scheduler):
         return task
 
     def kill_cluster(self, driver, cluster_id: str) -> None:
-        """Kill every task of a cluster; tasks never launched just end (under the offer lock, so
-        a kill cannot race a launch of the same task)."""
+        """Kill every task of a cluster, its job drivers' too; tasks never launched just end (under
+        the offer lock, so a kill cannot race a launch of the same task)."""
         with self.lock:
             for task in self.store.request_kill(cluster_id):
-                if task.state == "PENDING":
-                    self.store.set(task.task_id, state="TASK_KILLED", message="killed before launch")
-                elif task.state not in TERMINAL_STATES:
-                    self._kill(driver, task)
+                self._end(driver, task)
+
+    def kill_member(self, driver, cluster_id: str, member_id: str):
+        """Kill one task of a cluster (a job's driver: ``job-<job id>``), like ``kill_cluster``;
+        None if the cluster has no such task."""
+        with self.lock:
+            task = self.store.request_kill_member(cluster_id, member_id)
+            if task is None:
+                return None
+            self._end(driver, task)
+        return self.store.get(task.task_id)
+
+    def _end(self, driver, task) -> None:
+        if task.state == "PENDING":
+            self.store.set(task.task_id, state="TASK_KILLED", message="killed before launch")
+        elif task.state not in TERMINAL_STATES:
+            self._kill(driver, task)
 
     def _kill(self, driver, task) -> None:
         """Kill a task; one on an unreachable node cannot answer, so it ends for Spindle now

@@ -1,5 +1,9 @@
 """Turning pending member tasks + offers into LAUNCHes: place (pure placement), hold the chosen
-disks in disk-service (one call per cluster), build TaskInfos. Whatever fails releases what it held."""
+disks in disk-service (one call per cluster), build TaskInfos. Whatever fails releases what it held.
+
+A job's driver (``request["kind"] == "job"``, member id ``job-<job id>``) is placed on its own, not
+with its cluster's members: it never waits for, nor holds up, a member's (re)launch. It holds no
+disks; its TaskInfo data tells the executor where the job's files and result go."""
 import logging
 import uuid
 from collections import defaultdict
@@ -27,8 +31,34 @@ def consume(offer: ParsedOffer, request: dict[str, Any], roots: list[str]) -> No
     offer.disks = [d for d in offer.disks if d.root not in roots]
 
 
+JOB = "job"  # ``request["kind"]`` of a job's driver task
+
+
 def new_task_id(member_id: str) -> str:
     return f"{member_id}.{uuid.uuid4().hex[:8]}"
+
+
+def job_member_id(job_id: str) -> str:
+    """A job's driver task's member id (unique, like every member id); its Mesos task name too."""
+    return f"job-{job_id}"
+
+
+def is_job(task: Task) -> bool:
+    return task.request.get("kind") == JOB
+
+
+def placement_groups(pending: list[Task]) -> dict[tuple[str, str], list[Task]]:
+    """What is placed together, all or nothing: a cluster's members; each job's driver alone."""
+    groups: dict[tuple[str, str], list[Task]] = defaultdict(list)
+    for task in pending:
+        groups[(task.cluster_id, task.member_id if is_job(task) else "")].append(task)
+    return groups
+
+
+def job_fields(request: dict[str, Any]) -> dict[str, Any]:
+    """What a job driver's executor needs besides its container (``TaskData``'s job fields)."""
+    return {"kind": JOB, "job_id": request["job_id"], "orchestrator_url": request["orchestrator_url"],
+            "cpu_limit": request.get("cpu_limit")}
 
 
 def held_disks(roots: list[str], allocated: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -59,23 +89,24 @@ class Launcher:
         return classes
 
     def launch(self, pending: list[Task], offers: list[ParsedOffer]) -> dict[str, list[dict[str, Any]]]:
-        """TaskInfos to launch, by offer id. Clusters are placed all-or-nothing, one after another."""
+        """TaskInfos to launch, by offer id. Clusters are placed all-or-nothing, one after another;
+        each job's driver on its own."""
         classes = self.disk_classes(offers)
-        by_cluster: dict[str, list[Task]] = defaultdict(list)
-        for task in pending:
-            by_cluster[task.cluster_id].append(task)
         launches: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for cluster_id, tasks in by_cluster.items():
+        for (cluster_id, job), tasks in placement_groups(pending).items():
             placed = self.place(tasks, offers, classes)
             if isinstance(placed, str):
                 for task in tasks:
-                    self.store.set(task.task_id, message=f"waiting for resources: {placed}"[:2000])
+                    message = f"waiting for resources: {placed}"[:2000]
+                    if task.message != message:  # a job may wait through many offers: notify changes only
+                        self.store.set(task.task_id, message=message)
                 continue
             try:
                 infos = self._hold_and_describe(tasks, placed)
             except ApiError as exc:
-                log.warning("cluster %s: could not hold disks: %s", cluster_id, exc.message)
-                self.release_disks([t.member_id for t in tasks])
+                log.warning("cluster %s%s: could not hold disks: %s", cluster_id, f" {job}" if job else "",
+                            exc.message)
+                self.release_disks([t.member_id for t in tasks if not is_job(t)])
                 for task in tasks:
                     self.store.set(task.task_id, message=f"retrying: {exc.code}: {exc.message}"[:2000])
                 continue
@@ -91,7 +122,8 @@ class Launcher:
         """Hold every member's disks in one call (all or nothing), then describe each task."""
         requests = [{"owner": t.member_id, "node": placed[t.task_id][0].hostname, "disk_class": disk_class,
                      "count": count}
-                    for t in tasks for disk_class, count in sorted(t.request.get("disks", {}).items()) if count]
+                    for t in tasks if not is_job(t)
+                    for disk_class, count in sorted(t.request.get("disks", {}).items()) if count]
         held = self.disks.allocate_batch(requests) if requests else {}
         infos = []
         for task in tasks:
@@ -108,7 +140,8 @@ class Launcher:
                     "cpus": request["cpus"], "mem_mb": request["mem_mb"],
                     "cpuset": ",".join(map(str, cpu_ids)) or None,
                     "disks": [{"host_path": root} for root in roots],
-                    "network": lease.get("docker_network"), "ip": lease.get("address")}
+                    "network": lease.get("docker_network"), "ip": lease.get("address"),
+                    **(job_fields(request) if is_job(task) else {})}
             info = task_info(offer, task.task_id, task.member_id, request["cpus"], request["mem_mb"],
                              [offered[r] for r in roots], self.executor_command, spec)
             infos.append({**info, "_roots": roots, "_disks": held_disks(roots, allocated), "_ip": lease.get("address")})
@@ -121,4 +154,4 @@ class Launcher:
 
     def release_stale_holdings(self, pending: list[Task]) -> None:
         """After a crash between holding and launching, pending members may still hold disks."""
-        self.release_disks([t.member_id for t in pending])
+        self.release_disks([t.member_id for t in pending if not is_job(t)])

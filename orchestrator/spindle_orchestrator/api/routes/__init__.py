@@ -3,4 +3,4 @@ from fastapi import APIRouter
 
 from spindle_orchestrator.api.routes import clusters, jobs
 
-routers: list[APIRouter] = [clusters.router, jobs.router]
+routers: list[APIRouter] = [clusters.router, jobs.router, jobs.internal_router]
