@@ -37,14 +37,44 @@ start_services() {
   for s in "${SERVICES[@]}"; do start_service "$s"; done
 }
 
-# The embedded single-node Mesos-API master + agent; it offers this machine's cpus/mem and the disks
-# disk-service exports for this node (re-read every allocation round).
+# The embedded Mesos-API master and this machine's agent, two daemons. The agent offers this
+# machine's cpus/mem and the disks disk-service exports for this node (re-read every second). Either
+# restarts without losing running tasks: the agent leaves its executors running on SIGTERM and
+# recovers them from its work dir; agents re-register with a restarted master.
 export SPINDLE_MESOS_PORT="${SPINDLE_MESOS_PORT:-5050}"
+export SPINDLE_MESOS_AGENT_PORT="${SPINDLE_MESOS_AGENT_PORT:-5051}"
 start_mesos_master() {
-  start_daemon mesos-master env SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos" \
-    SPINDLE_MESOS_RESOURCES="http://127.0.0.1:${SERVICE_PORTS[disk-service]}/nodes/$(hostname -s)/mesos-resources" \
-    "$SPINDLE_VENV/bin/spindle-mesos-embedded"
+  # Without the agent settings (SPINDLE_AGENT_CPUS may be set for the agent): given them, the master
+  # would also run a local agent of its own.
+  start_daemon mesos-master env -u SPINDLE_MESOS_RESOURCES -u SPINDLE_AGENT_CPUS -u SPINDLE_AGENT_MEM_MB \
+    SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos" "$SPINDLE_VENV/bin/spindle-mesos-embedded"
   wait_for "the embedded Mesos master" 30 curl -fs "http://127.0.0.1:$SPINDLE_MESOS_PORT/health"
+  start_mesos_agent
+}
+
+mesos_agent_registered() { curl -fs "http://127.0.0.1:$SPINDLE_MESOS_AGENT_PORT/health" | grep -q '"registered":true'; }
+
+start_mesos_agent() {
+  local node; node="$(hostname -s)"
+  start_daemon mesos-agent env SPINDLE_MESOS_MASTER="127.0.0.1:$SPINDLE_MESOS_PORT" SPINDLE_AGENT_HOST=127.0.0.1 \
+    SPINDLE_AGENT_PORT="$SPINDLE_MESOS_AGENT_PORT" SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos-agent" \
+    SPINDLE_MESOS_RESOURCES="http://127.0.0.1:${SERVICE_PORTS[disk-service]}/nodes/$node/mesos-resources" \
+    SPINDLE_NODE_NAME="$node" "$SPINDLE_VENV/bin/spindle-mesos-agent"
+  wait_for "the Mesos agent registered with the master" 30 mesos_agent_registered
+}
+
+# stop_mesos_agent -> the agent's explicit shutdown (SIGUSR1): its executors stop their tasks'
+# containers and the agent unregisters, as `down` stops everything `up` started. (A plain
+# stop_daemon, SIGTERM, leaves the executors running for the next agent to recover.)
+stop_mesos_agent() {
+  local pid
+  if pid_alive mesos-agent; then
+    pid="$(cat "$SPINDLE_RUN_DIR/mesos-agent.pid")"
+    kill -USR1 "$pid" 2>/dev/null || true
+    for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    log "shut down mesos-agent and its executors (pid $pid)"
+  fi
+  stop_daemon mesos-agent
 }
 
 all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
@@ -52,6 +82,7 @@ all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
 stop_services() {
   local i
   for ((i=${#SERVICES[@]}-1; i>=0; i--)); do stop_daemon "${SERVICES[$i]}"; done
+  stop_mesos_agent
   stop_daemon mesos-master
 }
 

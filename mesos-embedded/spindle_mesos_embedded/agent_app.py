@@ -1,0 +1,50 @@
+"""The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it)
+and /health."""
+import contextlib
+import json
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response, StreamingResponse
+
+from spindle_mesos_embedded.agent import Agent
+from spindle_mesos_embedded.master import HEARTBEAT_S
+from spindle_mesos_embedded.recordio import event_stream
+
+
+def _bad(message: str) -> Response:
+    return Response(message, status_code=400, media_type="text/plain")
+
+
+def build_agent_app(agent: Agent) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI):
+        await agent.start()
+        yield
+        await agent.stop()
+
+    app = FastAPI(title="Spindle embedded Mesos agent", lifespan=lifespan)
+
+    @app.post("/api/v1/executor")
+    async def executor(request: Request) -> Response:
+        try:
+            call = json.loads(await request.body())
+        except ValueError:
+            return _bad("body is not JSON")
+        if call.get("type") == "SUBSCRIBE":
+            queue = agent.executor_subscribe(call)
+            if isinstance(queue, str):
+                return _bad(queue)
+            stream = event_stream(queue, HEARTBEAT_S, lambda: agent.executor_disconnected(call, queue))
+            return StreamingResponse(stream, media_type="application/json")
+        if call.get("type") == "UPDATE":
+            error = agent.executor_update(call)
+            return _bad(error) if error else Response(status_code=202)
+        if call.get("type") == "MESSAGE":
+            return Response(status_code=202)
+        return _bad(f"unsupported executor call {call.get('type')}")
+
+    @app.get("/health")
+    async def health() -> dict:
+        return {"status": "ok", "agent_id": agent.agent_id, "registered": agent.registered.is_set()}
+
+    return app
