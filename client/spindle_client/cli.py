@@ -20,7 +20,7 @@ from spindle_client.commands import (
     cmd_products,
     cmd_show,
     cmd_submit,
-    parse_opts,
+    launch_options,
 )
 from spindle_client.status import service_statuses
 
@@ -82,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a launch option, dotted keys nest (e.g. roles.worker.count=3); JSON values")
     launch.add_argument("--idempotency-key", help="repeat a launch safely: the same key gives the same cluster")
     launch.add_argument("--plan", action="store_true", help="only show where the members would be placed")
+    placement = launch.add_argument_group("placement", "where the members may go (options.placement; --plan too)")
+    placement.add_argument("--strategy", choices=["spread", "pack"],
+                           help="spread (default): members on different nodes where they fit; pack: fill nodes up")
+    placement.add_argument("--anti-affinity", action="append", default=[], metavar="ROLE",
+                           help="a role whose members must each be on a different node (repeatable)")
+    placement.add_argument("--prefer-node", action="append", default=[], metavar="NODE",
+                           help="a node tried first (repeatable)")
+    placement.add_argument("--exclude-node", action="append", default=[], metavar="NODE",
+                           help="a node never used (repeatable)")
     launch.add_argument("--follow", action="store_true", help="then follow its progress until it settles")
     launch.set_defaults(func=api_command(cmd_launch))
     clusters = sub.add_parser("clusters", parents=[machine], help="list your clusters")
@@ -189,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if getattr(args, "opt", None) is not None:
         try:
-            args.options = parse_opts(args.opt)
+            args.options = launch_options(args)
         except ValueError as exc:
             build_parser().error(str(exc))
     sys.exit(args.func(args))

@@ -34,6 +34,31 @@ def parse_opts(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     return options
 
 
+# The launch command's placement flags → the keys they fill in the ``placement`` option.
+PLACEMENT_FLAGS = {"strategy": "strategy", "anti_affinity": "anti_affinity", "prefer_node": "preferred_nodes",
+                   "exclude_node": "excluded_nodes"}
+
+
+def launch_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The launch's options: the ``--opt`` pairs, and the placement flags (``--strategy``,
+    ``--anti-affinity``, ``--prefer-node``, ``--exclude-node``) in ``placement``. A placement key set
+    both ways is an error; a name repeated counts once."""
+    options = parse_opts(args.opt)
+    given = {key: getattr(args, flag, None) for flag, key in PLACEMENT_FLAGS.items()}
+    given = {key: value if isinstance(value, str) else list(dict.fromkeys(value))
+             for key, value in given.items() if value}
+    if not given:
+        return options
+    placement = options.setdefault("placement", {})
+    if not isinstance(placement, dict):
+        raise ValueError("option 'placement' is already set to a value: use the placement flags or --opt, not both")
+    for key, value in given.items():
+        if key in placement:
+            raise ValueError(f"placement.{key} is given both with --opt and with its flag")
+        placement[key] = value
+    return options
+
+
 def _print_json(value: Any) -> None:
     """An answer (model or list of models) as the API's JSON."""
     print(json.dumps(api_json(value), indent=2))

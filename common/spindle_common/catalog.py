@@ -4,6 +4,13 @@ A manifest describes a product's roles (resources, ports, health check, template
 and files) and the JSON Schema (Draft 2020-12) of its launch options. A broken manifest fails at
 load, naming its file and field; bad launch options are an ``INVALID_OPTIONS`` error listing each
 problem by path.
+
+Every product takes the same ``placement`` option (strategy, anti-affinity, preferred and excluded
+nodes). Its schema is written once, here: a manifest's options schema says
+``"placement": {"$ref": "spindle:placement"}`` and the loader puts ``placement_schema`` in its place,
+``anti_affinity`` limited to that product's roles (keywords beside the ``$ref``, e.g. a product's own
+``default``, win). Everyone who reads the manifest afterwards (the validator, the API, the web form)
+sees a plain schema.
 """
 import copy
 import json
@@ -14,7 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from spindle_common.contracts import DISK_CLASSES
+from spindle_common.contracts import DISK_CLASSES, STRATEGIES
 from spindle_common.errors import ApiError
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
@@ -83,6 +90,41 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 }
 _MANIFEST_VALIDATOR = Draft202012Validator(MANIFEST_SCHEMA)
 
+PLACEMENT_REF = "spindle:placement"
+# A node's name as placement knows it (the Mesos agent's hostname).
+_NODE_NAMES = {"type": "array", "uniqueItems": True, "maxItems": 256, "default": [],
+               "items": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}}
+
+
+def placement_schema(roles: list[str]) -> dict[str, Any]:
+    """The ``placement`` launch option of a product with these roles (the fragment every manifest refers to)."""
+    return {
+        "type": "object", "additionalProperties": False,
+        "description": "where the members may go",
+        "properties": {
+            "strategy": {"enum": list(STRATEGIES), "default": "spread",
+                         "description": "spread: the cluster's members on different nodes where they fit; "
+                                        "pack: fill up busy nodes first"},
+            "anti_affinity": {"title": "Anti-affinity", "type": "array", "uniqueItems": True, "default": [],
+                              "items": {"enum": list(roles)},
+                              "description": "roles whose members must each be on a different node (a hard rule: "
+                                             "not placeable on fewer nodes than members of such a role)"},
+            "preferred_nodes": {**_NODE_NAMES, "description": "nodes tried first (when they fit)"},
+            "excluded_nodes": {**_NODE_NAMES, "description": "nodes never used"},
+        },
+    }
+
+
+def _resolve_placement(manifest: dict[str, Any]) -> None:
+    """Put the shared placement schema where the options schema refers to it (see the module's doc)."""
+    properties = manifest["options_schema"].get("properties")
+    sub = properties.get("placement") if isinstance(properties, dict) else None
+    if not (isinstance(sub, dict) and sub.get("$ref") == PLACEMENT_REF):
+        raise CatalogError(f'needs "placement": {{"$ref": "{PLACEMENT_REF}"}}: every product takes the shared '
+                           "placement option")
+    properties["placement"] = {**placement_schema(list(manifest["roles"])),
+                               **{k: v for k, v in sub.items() if k != "$ref"}}
+
 
 class CatalogError(ValueError):
     """A manifest in the catalog is broken; the message names the file and the field."""
@@ -133,6 +175,10 @@ def load_manifest(path: Path) -> dict[str, Any]:
         if not count["min"] <= count["default"] <= count["max"]:
             raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default <= max")
     try:
+        _resolve_placement(manifest)
+    except CatalogError as exc:
+        raise CatalogError(f"{path}: field options_schema.properties.placement: {exc}") from None
+    try:
         Draft202012Validator.check_schema(manifest["options_schema"])
     except SchemaError as exc:
         raise CatalogError(f"{path}: field options_schema.{_dotted(exc.absolute_path)}: {exc.message}") from exc
@@ -176,12 +222,20 @@ def validate_options(manifest: dict[str, Any], options: dict[str, Any]) -> dict[
     if isinstance(resolved, dict):
         _apply_defaults(manifest["options_schema"], resolved)
     validator = Draft202012Validator(manifest["options_schema"])
-    errors = sorted(validator.iter_errors(resolved), key=lambda e: list(e.absolute_path))
+    errors = [{"path": _dotted(e.absolute_path), "message": e.message}
+              for e in sorted(validator.iter_errors(resolved), key=lambda e: list(e.absolute_path))]
+    if not errors:
+        errors = _placement_problems(resolved.get("placement") or {})
     if errors:
-        raise ApiError(422, "INVALID_OPTIONS",
-                       f"the options do not fit {manifest['name']} {manifest['version']}",
-                       {"errors": [{"path": _dotted(e.absolute_path), "message": e.message} for e in errors]})
+        raise ApiError(422, "INVALID_OPTIONS", f"the options do not fit {manifest['name']} {manifest['version']}",
+                       {"errors": errors})
     return resolved
+
+
+def _placement_problems(placement: dict[str, Any]) -> list[dict[str, str]]:
+    """What the placement schema cannot say: a node is not both preferred and excluded."""
+    both = sorted(set(placement.get("preferred_nodes", [])) & set(placement.get("excluded_nodes", [])))
+    return [{"path": "placement.excluded_nodes", "message": f"{node!r} is also in preferred_nodes"} for node in both]
 
 
 def member_requests(manifest: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ Services import these; nothing else defines them again. Timestamps are timezone-
 serialise as RFC 3339."""
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
@@ -255,15 +255,35 @@ class MemberSpec(Model):
         return disks
 
 
+# A node as placement names it (the Mesos agent's hostname).
+NodeName = Annotated[str, Field(min_length=1, max_length=255)]
+RoleName = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class ClusterSpec(Model):
-    """A launch: every member of one cluster, placed all or nothing."""
+    """A launch: every member of one cluster, placed all or nothing, as its ``placement`` option says
+    (``placement_fields`` turns a launch's options into the four placement fields)."""
 
     cluster_id: str = Field(pattern=NAME_PATTERN)
     strategy: Strategy = Strategy.SPREAD
-    preferred_hosts: list[str] = []
+    preferred_hosts: list[NodeName] = Field(default=[], max_length=256, description="nodes tried first")
+    anti_affinity_roles: list[RoleName] = Field(default=[], max_length=64,
+                                                description="roles whose members must each be on a different node")
+    excluded_hosts: list[NodeName] = Field(default=[], max_length=256, description="nodes never used")
     members: list[MemberSpec] = Field(min_length=1, max_length=1000)
     origin: str | None = Field(default=None, max_length=200,
                                description="who launched it (an orchestrator instance), to find its clusters again")
+
+    @staticmethod
+    def placement_fields(options: dict[str, Any]) -> dict[str, Any]:
+        """The placement fields from a launch's (resolved) options: ``options["placement"]`` with its
+        user-facing names (``strategy``, ``anti_affinity``, ``preferred_nodes``, ``excluded_nodes``);
+        what is absent (e.g. a cluster recorded before the option existed) takes the defaults."""
+        placement = options.get("placement") or {}
+        return {"strategy": placement.get("strategy", Strategy.SPREAD.value),
+                "anti_affinity_roles": list(placement.get("anti_affinity", [])),
+                "preferred_hosts": list(placement.get("preferred_nodes", [])),
+                "excluded_hosts": list(placement.get("excluded_nodes", []))}
 
 
 # --- disks as disk-service keeps them --------------------------------------------------------------

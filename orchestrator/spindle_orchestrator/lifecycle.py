@@ -249,7 +249,7 @@ class Lifecycle:
             row.ports = manifest["roles"][m.role].get("ports", [])
             row.message, row.disks = row.message or "", row.disks or []
             session.add(row)
-        launch = ClusterSpec(cluster_id=cluster.id, strategy=cluster.options.get("strategy", "spread"),
+        launch = ClusterSpec(cluster_id=cluster.id, **ClusterSpec.placement_fields(cluster.options),
                              members=specs, origin=self.settings.origin)
         try:
             self.scheduler.launch(launch.model_dump(mode="json"))

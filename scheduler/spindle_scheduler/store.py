@@ -2,6 +2,7 @@
 
 Every change of a task notifies ``spindle_tasks`` with its cluster id in the same transaction, so
 the orchestrator hears of it as soon as it is committed (and never of a change rolled back)."""
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import select, update
@@ -15,6 +16,8 @@ FRAMEWORK_NAME = "spindle"
 TERMINAL_STATES = frozenset(s.value for s in TERMINAL_TASK_STATES)
 # A member is launched again once its task ended, or while its node is unreachable (replaced elsewhere).
 RELAUNCHABLE_STATES = TERMINAL_STATES | {"TASK_UNREACHABLE"}
+# A member on its node, holding its share there (what placement counts as already running).
+PLACED_STATES = frozenset({"LAUNCHING", "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING"})
 
 
 def task_view(task: Task) -> TaskView:
@@ -65,6 +68,13 @@ class TaskStore:
         """Tasks that may hold resources: launched and not yet terminal."""
         with self.sessions() as session:
             return list(session.scalars(select(Task).where(Task.state.not_in(TERMINAL_STATES | {"PENDING"}))))
+
+    def running_members(self, cluster_id: str, exclude: Collection[str] = ()) -> list[Task]:
+        """The cluster's members placed on a node and not ended (launching, staging, starting, running),
+        except the tasks ``exclude`` names and job drivers: what placement counts on their nodes."""
+        with self.sessions() as session:
+            tasks = session.scalars(select(Task).where(Task.cluster_id == cluster_id, Task.state.in_(PLACED_STATES)))
+            return [t for t in tasks if t.task_id not in exclude and t.request.get("kind", "member") == "member"]
 
     def unfinished_clusters(self, origin: str) -> dict[str, int]:
         """Cluster id → tasks not yet terminal (launched or waiting), of clusters launched by ``origin``."""

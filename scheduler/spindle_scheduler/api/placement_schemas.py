@@ -46,7 +46,6 @@ class DryRunMemberIn(MemberSpec):
 class DryRunIn(ClusterSpec):
     # A pydantic field narrowed in a subclass (validated as dry-run members); mypy sees a list's invariance.
     members: list[DryRunMemberIn] = Field(min_length=1, max_length=1000)  # type: ignore[assignment]
-    anti_affinity_roles: list[str] = Field(default=[], description="roles with at most one member per node")
     offers: list[NodeOfferIn] | None = Field(
         default=None, max_length=10_000, description="nodes to place on; omitted = the Mesos offers held now")
 
@@ -65,4 +64,4 @@ class DryRunIn(ClusterSpec):
             [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb,
                            {c.value: n for c, n in m.disks.items()}, m.cpuset)
              for m in self.members],
-            self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles))
+            self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles), list(self.excluded_hosts))

@@ -2,6 +2,7 @@
 and stop with failover (never tearing the framework down on a normal stop)."""
 import logging
 from contextlib import contextmanager
+from functools import partial
 
 import docker
 from fastapi import FastAPI
@@ -22,7 +23,8 @@ log = logging.getLogger("spindle.driver")
 def build_framework(settings: Settings) -> SpindleFramework:
     store = TaskStore(session_factory(settings.database_url))
     disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler")
-    launcher = Launcher(store, disks, place_cluster, settings.executor_command)
+    # Placement counts the cluster's members already running (a replacement keeps away from them).
+    launcher = Launcher(store, disks, partial(place_cluster, store=store), settings.executor_command)
 
     def release(task) -> None:
         # Container first: a disk is wiped as soon as it is released, and a container still holding

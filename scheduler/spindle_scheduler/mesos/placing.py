@@ -1,33 +1,55 @@
 """Adapter between Mesos offers/tasks and the pure placement code."""
+from collections.abc import Iterable
+from typing import Any
+
 from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
 from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, EXECUTOR_MEM_MB
 from spindle_scheduler.models import Task
 from spindle_scheduler.placement import MemberRequest, NodeOffer, PlacementRequest, Plan, place
 from spindle_scheduler.placement.model import OfferedDisk as PlacementDisk
+from spindle_scheduler.store import TaskStore
 
 
-def node_offers(offers: list[ParsedOffer], classes: dict[str, str]) -> list[NodeOffer]:
-    """Offers as placement sees them; a disk the inventory does not know is not offered."""
+def node_offers(offers: list[ParsedOffer], classes: dict[str, str], running: Iterable[Task] = ()) -> list[NodeOffer]:
+    """Offers as placement sees them; a disk the inventory does not know is not offered. ``running``:
+    members already on the nodes (with their hostname), which spread and anti-affinity count."""
+    here: dict[str, list[tuple[str, str]]] = {}
+    for task in running:
+        if task.hostname:
+            here.setdefault(task.hostname, []).append((task.cluster_id, task.request.get("role", "")))
     return [NodeOffer(o.hostname, o.cpus, o.mem_mb,
-                      [PlacementDisk(d.root, classes[d.root]) for d in o.disks if d.root in classes]) for o in offers]
+                      [PlacementDisk(d.root, classes[d.root]) for d in o.disks if d.root in classes],
+                      running=here.get(o.hostname, [])) for o in offers]
 
 
-def plan_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]) -> Plan:
-    """The placement plan of one cluster's tasks on these offers (members are named by task id)."""
-    first = tasks[0].request
+def placement_fields(request: dict[str, Any]) -> dict[str, Any]:
+    """A task's placement options (stored with it from its ``ClusterSpec``) as ``PlacementRequest`` fields."""
+    return {"strategy": request.get("strategy", "spread"), "preferred_hosts": request.get("preferred_hosts", []),
+            "anti_affinity_roles": request.get("anti_affinity_roles", []),
+            "excluded_hosts": request.get("excluded_hosts", [])}
+
+
+def plan_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str],
+                 running: Iterable[Task] = ()) -> Plan:
+    """The placement plan of one cluster's tasks on these offers (members are named by task id);
+    ``running``: the cluster's members already placed (a replacement keeps away from them)."""
     request = PlacementRequest(
         cluster_id=tasks[0].cluster_id,
         members=[MemberRequest(t.task_id, t.request.get("role", ""), t.request["cpus"] + EXECUTOR_CPUS,
                                t.request["mem_mb"] + EXECUTOR_MEM_MB, t.request.get("disks", {}),
                                t.request.get("cpuset")) for t in tasks],
-        strategy=first.get("strategy", "spread"), preferred_hosts=first.get("preferred_hosts", []))
-    return place(request, node_offers(offers, classes))
+        **placement_fields(tasks[0].request))
+    return place(request, node_offers(offers, classes, running))
 
 
-def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str]
-                  ) -> dict[str, tuple[ParsedOffer, list[OfferedDisk], list[int]]] | str:
-    """Where each task of one cluster goes (offer, disks, dedicated cpu ids), or why it cannot."""
-    plan = plan_cluster(tasks, offers, classes)
+def place_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str, str],
+                  store: TaskStore | None = None) -> dict[str, tuple[ParsedOffer, list[OfferedDisk], list[int]]] | str:
+    """Where each task of one cluster goes (offer, disks, dedicated cpu ids), or why it cannot. With
+    ``store``, the cluster's members already running count (a job's driver is placed on its own)."""
+    running: list[Task] = []
+    if store is not None and not any(t.request.get("kind") == "job" for t in tasks):
+        running = store.running_members(tasks[0].cluster_id, {t.task_id for t in tasks})
+    plan = plan_cluster(tasks, offers, classes, running)
     if not plan.placeable:
         return plan.summary()
     by_host = {o.hostname: o for o in offers}

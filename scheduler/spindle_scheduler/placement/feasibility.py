@@ -14,6 +14,12 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
+def check_excluded(node: NodeState, _: MemberRequest, request: PlacementRequest) -> Reason | None:
+    if node.name in request.excluded_hosts:
+        return Reason(node.name, "excluded", "excluded by the launch's placement (excluded_nodes)")
+    return None
+
+
 def check_cpus(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
     if member.cpus > node.cpus + EPSILON:
         return Reason(node.name, "cpus", f"needs {_num(member.cpus)} cpus, {_num(node.cpus)} free")
@@ -46,19 +52,24 @@ def check_cpuset(node: NodeState, member: MemberRequest, _: PlacementRequest) ->
 
 
 def check_anti_affinity(node: NodeState, member: MemberRequest, request: PlacementRequest) -> Reason | None:
+    # node.roles: members running there (NodeOffer.running) and those this request placed there.
     if member.role in request.anti_affinity_roles and (request.cluster_id, member.role) in node.roles:
-        return Reason(node.name, "anti_affinity",
-                      f"already has a {member.role} of cluster {request.cluster_id} (one per node)")
+        return Reason(node.name, "anti_affinity", f"already has a member of role {member.role} of cluster "
+                                                  f"{request.cluster_id} (anti-affinity: one per node)")
     return None
 
 
-CHECKERS: tuple[Checker, ...] = (check_cpus, check_mem, check_disks, check_cpuset, check_anti_affinity)
+# An excluded node says so first: whatever else it lacks does not matter.
+CHECKERS: tuple[Checker, ...] = (check_excluded, check_cpus, check_mem, check_disks, check_cpuset,
+                                 check_anti_affinity)
 
 
 def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Checker, ...]:
     """The checkers that can fail for ``member``: the others pass on every node, so placement
-    skips them (a member without disks, cpuset or anti-affinity is checked for cpus and mem only)."""
-    checkers: list[Checker] = [check_cpus, check_mem]
+    skips them (a member without disks, cpuset or anti-affinity, of a request that excludes no node,
+    is checked for cpus and mem only)."""
+    checkers: list[Checker] = [check_excluded] if request.excluded_hosts else []
+    checkers += [check_cpus, check_mem]
     if any(member.disks.values()):
         checkers.append(check_disks)
     if member.cpuset:

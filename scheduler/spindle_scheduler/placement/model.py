@@ -50,8 +50,10 @@ class PlacementRequest:
     members: list[MemberRequest]
     strategy: str = "spread"  # spread (members of one cluster on different nodes) | pack
     preferred_hosts: list[str] = field(default_factory=list)  # win over strategy when they fit
-    # Roles whose members must each be on a different node (hard: a node never takes two).
+    # Roles whose members must each be on a different node (hard: a node never takes two, counting
+    # the cluster's members already running there, ``NodeOffer.running``).
     anti_affinity_roles: list[str] = field(default_factory=list)
+    excluded_hosts: list[str] = field(default_factory=list)  # never used (each says so: constraint "excluded")
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Reason:
     """Why ``node`` cannot take a member: machine-readable constraint, human message."""
 
     node: str
-    constraint: str  # cpus | mem | disks | cpuset | anti_affinity | nodes
+    constraint: str  # excluded | cpus | mem | disks | cpuset | anti_affinity | nodes
     message: str
 
     def __str__(self) -> str:

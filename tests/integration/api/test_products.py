@@ -1,4 +1,7 @@
-"""The catalog through the public API: listing, manifests, and 404s naming what exists."""
+"""The catalog through the public API: listing, manifests, and 404s naming what exists; the
+placement option every product takes, through plans (placed by the platform's scheduler) and launches."""
+import time
+
 from tests.integration.api.conftest import bearer
 
 
@@ -38,3 +41,65 @@ def test_openapi_documents_the_papers_endpoints(api):
             "/clusters/{username}/{product}/{version}/{cluster_id}/events", "/products/{product}/{version}/plan",
             "/admin/disks", "/admin/ip-pools"} <= set(paths)
     assert api.get("/docs").status_code == 200
+
+
+def _plan(api, token, options, product="static-web/1.0"):
+    response = api.post(f"/products/{product}/plan", json=options, headers=bearer(token))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_plan_follows_the_placement_option_on_this_single_node(api, make_user):
+    alice = make_user("alice")
+    two = {"roles": {"server": {"count": 2}}}
+    deadline = time.monotonic() + 30
+    while not (spread := _plan(api, alice, {**two, "placement": {"strategy": "spread"}}))["placeable"]:
+        assert time.monotonic() < deadline, spread  # the scheduler holds offers within a round or two
+        time.sleep(0.5)
+    [node] = {m["node"] for m in spread["members"]}
+    assert sorted(m["member_id"] for m in spread["members"]) == ["server-1", "server-2"]
+    pack = _plan(api, alice, {**two, "placement": {"strategy": "pack", "preferred_nodes": [node]}})
+    assert pack["placeable"] and {m["node"] for m in pack["members"]} == {node}
+
+    # Two servers held apart on one node: the second is refused, naming the node and why.
+    apart = _plan(api, alice, {**two, "placement": {"anti_affinity": ["server"]}})
+    assert apart["placeable"] is False and apart["members"] == []
+    assert apart["reasons"] == [{"member_id": "server-2", "nodes": [{
+        "node": node, "constraint": "anti_affinity",
+        "message": "already has a member of role server of cluster plan-alice (anti-affinity: one per node)"}]}]
+    assert apart["summary"].startswith(f"server-2 fits no node: {node}: already has a member of role server")
+    assert _plan(api, alice, {"placement": {"anti_affinity": ["server"]}})["placeable"], "one server: nothing to part"
+
+    # The only node excluded: nothing fits, the node says so.
+    excluded = _plan(api, alice, {"placement": {"excluded_nodes": [node]}})
+    assert excluded["placeable"] is False
+    assert excluded["reasons"] == [{"member_id": "server-1", "nodes": [{
+        "node": node, "constraint": "excluded", "message": "excluded by the launch's placement (excluded_nodes)"}]}]
+    elsewhere = _plan(api, alice, {"placement": {"excluded_nodes": ["no-such-node"]}})
+    assert elsewhere["placeable"] and elsewhere["members"][0]["node"] == node
+
+
+def test_bad_placement_options_are_a_422_naming_each_problem(api, make_user, orchestrator_url, internal_token):
+    alice = make_user("alice")
+    bad = {"placement": {"strategy": "random", "anti_affinity": ["master"], "excluded_nodes": [7]}}
+    for path in ("/products/static-web/1.0", "/products/static-web/1.0/plan"):
+        response = api.post(path, json=bad, headers=bearer(alice))
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "INVALID_OPTIONS" and error["message"] == "the options do not fit static-web 1.0"
+        assert error["details"]["errors"] == [
+            {"path": "placement.anti_affinity.0", "message": "'master' is not one of ['server']"},
+            {"path": "placement.excluded_nodes.0", "message": "7 is not of type 'string'"},
+            {"path": "placement.strategy", "message": "'random' is not one of ['spread', 'pack']"}]
+    top_level = api.post("/products/spark/3.5/plan", json={"strategy": "pack"}, headers=bearer(alice))
+    assert top_level.status_code == 422 and "'strategy' was unexpected" in top_level.text
+    assert api.get("/clusters/alice", headers=bearer(alice)).json()["items"] == [], "nothing was launched"
+
+
+def test_a_launch_keeps_its_placement_in_its_options(api, make_user):
+    alice = make_user("alice")
+    placement = {"strategy": "pack", "anti_affinity": ["worker"], "preferred_nodes": [], "excluded_nodes": ["n9"]}
+    response = api.post("/products/spark/3.5", json={"placement": {k: v for k, v in placement.items() if v}},
+                        headers=bearer(alice))
+    assert response.status_code == 202, response.text
+    assert response.json()["options"]["placement"] == placement

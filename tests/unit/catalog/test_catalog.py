@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from spindle_common.catalog import CatalogError, load_catalog, member_requests, validate_options
+from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError
 
 REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
@@ -104,4 +105,82 @@ def test_a_manifest_that_is_not_json_names_its_file(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     with pytest.raises(CatalogError, match=r"broken/1/manifest.json: not readable JSON"):
+        load_catalog(tmp_path)
+
+
+# --- the shared placement option ---------------------------------------------------------------------
+
+PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "preferred_nodes": [], "excluded_nodes": []}
+
+
+@pytest.mark.parametrize("product, version, roles", [
+    ("engine", "1.0", ["backend", "executor"]), ("spark", "3.5", ["master", "worker"]),
+    ("static-web", "1.0", ["server"]),
+])
+def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles):
+    manifest = catalog.get(product, version)
+    placement = manifest["options_schema"]["properties"]["placement"]
+    assert "$ref" not in placement and placement["properties"]["anti_affinity"]["items"] == {"enum": roles}
+    assert placement["properties"]["strategy"]["enum"] == ["spread", "pack"]
+    assert validate_options(manifest, {})["placement"] == PLACEMENT_DEFAULTS
+
+
+def test_a_launch_with_placement_validates_and_keeps_it(catalog):
+    placement = {"strategy": "pack", "anti_affinity": ["worker"], "preferred_nodes": ["node-1"],
+                 "excluded_nodes": ["node-2", "gpu.rack3"]}
+    resolved = validate_options(catalog.get("spark", "3.5"), {"placement": placement})
+    assert resolved["placement"] == placement
+    partial = validate_options(catalog.get("spark", "3.5"), {"placement": {"excluded_nodes": ["node-2"]}})
+    assert partial["placement"] == {**PLACEMENT_DEFAULTS, "excluded_nodes": ["node-2"]}
+    assert ClusterSpec.placement_fields(resolved) == {"strategy": "pack", "anti_affinity_roles": ["worker"],
+                                                      "preferred_hosts": ["node-1"],
+                                                      "excluded_hosts": ["node-2", "gpu.rack3"]}
+    assert ClusterSpec.placement_fields({}) == {"strategy": "spread", "anti_affinity_roles": [],
+                                                "preferred_hosts": [], "excluded_hosts": []}, "options of old clusters"
+
+
+@pytest.mark.parametrize("placement, path, message", [
+    ({"strategy": "random"}, "placement.strategy", "'random' is not one of ['spread', 'pack']"),
+    ({"anti_affinity": ["executor"]}, "placement.anti_affinity.0", "'executor' is not one of ['master', 'worker']"),
+    ({"anti_affinity": "worker"}, "placement.anti_affinity", "'worker' is not of type 'array'"),
+    ({"anti_affinity": ["worker", "worker"]}, "placement.anti_affinity", "has non-unique elements"),
+    ({"preferred_nodes": [7]}, "placement.preferred_nodes.0", "7 is not of type 'string'"),
+    ({"excluded_nodes": [None]}, "placement.excluded_nodes.0", "None is not of type 'string'"),
+    ({"excluded_nodes": [""]}, "placement.excluded_nodes.0", "'' should be non-empty"),
+    ({"excluded_nodes": ["no spaces"]}, "placement.excluded_nodes.0", "does not match"),
+    ({"preferred_nodes": ["n1"], "excluded_nodes": ["n1"]}, "placement.excluded_nodes",
+     "'n1' is also in preferred_nodes"),
+    ({"colour": "blue"}, "placement", "Additional properties are not allowed ('colour' was unexpected)"),
+    ("spread", "placement", "'spread' is not of type 'object'"),
+])
+def test_bad_placement_is_a_422_naming_path_and_problem(catalog, placement, path, message):
+    with pytest.raises(ApiError) as caught:
+        validate_options(catalog.get("spark", "3.5"), {"placement": placement})
+    error = caught.value
+    assert (error.status, error.code, error.message) == (422, "INVALID_OPTIONS", "the options do not fit spark 3.5")
+    assert {p["path"] for p in error.details["errors"]} == {path}
+    assert any(message in p["message"] for p in error.details["errors"]), error.details
+
+
+def test_a_top_level_strategy_is_not_an_option(catalog):
+    with pytest.raises(ApiError) as caught:
+        validate_options(catalog.get("spark", "3.5"), {"strategy": "pack"})
+    assert caught.value.details["errors"][0]["path"] == "(top level)"
+
+
+def test_keywords_beside_the_placement_ref_win(tmp_path):
+    manifest = json.loads((REPO_CATALOG / "static-web" / "1.0" / "manifest.json").read_text())
+    manifest["options_schema"]["properties"]["placement"]["default"] = {"anti_affinity": ["server"]}
+    write_manifest(tmp_path, manifest)
+    loaded = load_catalog(tmp_path).get("static-web", "1.0")
+    assert validate_options(loaded, {})["placement"] == {**PLACEMENT_DEFAULTS, "anti_affinity": ["server"]}
+
+
+@pytest.mark.parametrize("placement", [None, {"type": "object"}, {"$ref": "#/$defs/placement"}])
+def test_a_manifest_without_the_shared_placement_fails_to_load(tmp_path, placement):
+    manifest = json.loads((REPO_CATALOG / "static-web" / "1.0" / "manifest.json").read_text())
+    properties = manifest["options_schema"]["properties"]
+    properties.pop("placement") if placement is None else properties.update(placement=placement)
+    write_manifest(tmp_path, manifest)
+    with pytest.raises(CatalogError, match=r"field options_schema.properties.placement: needs \"placement\""):
         load_catalog(tmp_path)

@@ -60,6 +60,24 @@ def test_options_reach_placement(client):
     strict = client.post("/placements/dry-run", headers=SERVICE,
                          json=body(masters, [offer("n1")], strategy="pack", anti_affinity_roles=["master"])).json()
     assert not strict["placeable"] and strict["reasons"][0]["nodes"][0]["constraint"] == "anti_affinity"
+    excluded = client.post("/placements/dry-run", headers=SERVICE,
+                           json=body([worker(1)], offers, excluded_hosts=["n1", "n2"])).json()
+    assert excluded["members"][0]["node"] == "n3"
+    nowhere = client.post("/placements/dry-run", headers=SERVICE,
+                          json=body([worker(1)], offers[:1], excluded_hosts=["n1"])).json()
+    assert not nowhere["placeable"] and nowhere["reasons"] == [{"member_id": "w1", "nodes": [
+        {"node": "n1", "constraint": "excluded", "message": "excluded by the launch's placement (excluded_nodes)"}]}]
+
+
+def test_members_running_on_a_node_count_for_anti_affinity(client):
+    running = [{**offer("n1"), "running": [["c1", "worker"]]}, offer("n2")]
+    plan = client.post("/placements/dry-run", headers=SERVICE,
+                       json=body([worker(2)], running, strategy="pack", anti_affinity_roles=["worker"])).json()
+    assert plan["members"][0]["node"] == "n2"
+    full = client.post("/placements/dry-run", headers=SERVICE,
+                       json=body([worker(2)], running[:1], anti_affinity_roles=["worker"])).json()
+    assert full["summary"] == ("w2 fits no node: n1: already has a member of role worker of cluster c1 "
+                               "(anti-affinity: one per node)")
 
 
 def test_a_dry_run_holds_nothing(client):
@@ -79,6 +97,8 @@ def test_a_dry_run_holds_nothing(client):
     (body([worker(1)], [offer("n1"), offer("n1")]), "body"),
     (body([worker(1)], [offer("n1", numa={"0": [0, 1], "1": [1]})]), "body.offers.0"),
     (body([worker(1)], [offer("n1")], strategy="random"), "body.strategy"),
+    (body([worker(1)], [offer("n1")], excluded_hosts=[""]), "body.excluded_hosts.0"),
+    (body([worker(1)], [offer("n1")], anti_affinity_roles=[3]), "body.anti_affinity_roles.0"),
     (body([worker(1, cpuset=0)], [offer("n1")]), "body.members.0.cpuset"),
 ])
 def test_invalid_input_is_a_422_envelope(client, bad, field):
@@ -128,7 +148,8 @@ def test_without_offers_it_places_on_the_mesos_offers_held_now_with_the_executor
                        disks=[OfferedDisk("/disks/d1", 4096, {}), OfferedDisk("/disks/d2", 4096, {})])
     classes = {"/disks/d1": "ssd", "/disks/d2": "hdd"}
     app.state.framework = SimpleNamespace(last_offers={"node-1": held},
-                                          launcher=SimpleNamespace(disk_classes=lambda offers: classes))
+                                          launcher=SimpleNamespace(disk_classes=lambda offers: classes),
+                                          store=SimpleNamespace(running_members=lambda cluster_id: []))
     with_mesos = TestClient(app)
     plan = with_mesos.post("/placements/dry-run", headers=SERVICE, json={
         "cluster_id": "c1", "members": [worker(1, disks={"ssd": 1}, container={"image": "x"})]}).json()
@@ -138,3 +159,23 @@ def test_without_offers_it_places_on_the_mesos_offers_held_now_with_the_executor
     assert full["reasons"][0]["nodes"] == [{"node": "node-1", "constraint": "cpus",
                                             "message": "needs 2.05 cpus, 2 free"}]
     assert held.cpus == 2.0 and len(held.disks) == 2, "the held offer is untouched"
+
+
+def test_on_the_mesos_offers_the_clusters_running_members_count():
+    from types import SimpleNamespace
+
+    from spindle_scheduler.mesos.offers import ParsedOffer
+
+    app = build_app(Settings(internal_token="t"))
+    here = SimpleNamespace(member_id="w1", cluster_id="c1", hostname="node-1", request={"role": "worker"})
+    app.state.framework = SimpleNamespace(
+        last_offers={"node-1": ParsedOffer("o-1", "a-1", "node-1", cpus=8.0, mem_mb=8192.0, disks=[])},
+        launcher=SimpleNamespace(disk_classes=lambda offers: {}),
+        store=SimpleNamespace(running_members=lambda cluster_id: [here] if cluster_id == "c1" else []))
+    with_mesos = TestClient(app)
+    replacement = {"cluster_id": "c1", "anti_affinity_roles": ["worker"], "members": [worker(2, disks={})]}
+    refused = with_mesos.post("/placements/dry-run", headers=SERVICE, json=replacement).json()
+    assert refused["reasons"][0]["nodes"][0]["constraint"] == "anti_affinity"
+    again = with_mesos.post("/placements/dry-run", headers=SERVICE,
+                            json={**replacement, "members": [worker(1, disks={})]}).json()
+    assert again["placeable"], "a member named in the body is placed anew, not counted as running"

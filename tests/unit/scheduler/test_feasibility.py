@@ -6,7 +6,9 @@ from spindle_scheduler.placement.feasibility import (
     check_cpus,
     check_cpuset,
     check_disks,
+    check_excluded,
     check_mem,
+    checkers_for,
     infeasibility,
 )
 from spindle_scheduler.placement.state import NodeState
@@ -61,7 +63,8 @@ def test_hard_anti_affinity_counts_members_of_the_same_cluster_and_role_only():
     state = NodeState.of(node("n", running=[("c1", "master"), ("c2", "worker")]))
     strict = request([], anti_affinity_roles=["master", "worker"])
     reason = check_anti_affinity(state, member(1, role="master"), strict)
-    assert (reason.constraint, reason.message) == ("anti_affinity", "already has a master of cluster c1 (one per node)")
+    assert (reason.constraint, reason.message) == (
+        "anti_affinity", "already has a member of role master of cluster c1 (anti-affinity: one per node)")
     assert check_anti_affinity(state, member(1, role="worker"), strict) is None, "c2's worker is another cluster"
     assert check_anti_affinity(state, member(1, role="master"), REQUEST) is None, "not asked: soft spread only"
 
@@ -69,3 +72,37 @@ def test_hard_anti_affinity_counts_members_of_the_same_cluster_and_role_only():
 def test_first_failing_constraint_is_the_reason():
     reason = infeasibility(NODE, member(1, cpus=4, mem=8192, disks={"ssd": 2}), REQUEST)
     assert reason.constraint == "cpus"
+
+
+# The launch's placement options, node by node: (why, request options, members running on the node,
+# the member asked, the reason expected (constraint, message) or None when the node takes it).
+RUNNING = [("c1", "worker"), ("c2", "master")]
+EXCLUDED = "excluded by the launch's placement (excluded_nodes)"
+OPTION_TABLE = [
+    ("an excluded node says so", {"excluded_hosts": ["n"]}, [], member(1), ("excluded", EXCLUDED)),
+    ("another node excluded: this one fits", {"excluded_hosts": ["m"]}, [], member(1), None),
+    ("excluded wins over what else it lacks", {"excluded_hosts": ["n"]}, [], member(1, cpus=99),
+     ("excluded", EXCLUDED)),
+    ("excluded wins over anti-affinity", {"excluded_hosts": ["n"], "anti_affinity_roles": ["worker"]}, RUNNING,
+     member(1), ("excluded", EXCLUDED)),
+    ("a running member of the role blocks the node", {"anti_affinity_roles": ["worker"]}, RUNNING, member(1),
+     ("anti_affinity", "already has a member of role worker of cluster c1 (anti-affinity: one per node)")),
+    ("another cluster's member of the role does not", {"anti_affinity_roles": ["master"]}, RUNNING,
+     member(1, role="master"), None),
+    ("a role not named is not held apart", {"anti_affinity_roles": ["master"]}, RUNNING, member(1), None),
+    ("not asked: running members only lower the spread score", {}, RUNNING, member(1), None),
+]
+
+
+@pytest.mark.parametrize("why,options,running,asked,expected", OPTION_TABLE, ids=[row[0] for row in OPTION_TABLE])
+def test_placement_options_decide_per_node(why, options, running, asked, expected):
+    state = NodeState.of(node("n", running=running))
+    wanted = request([asked], **options)
+    reason = infeasibility(state, asked, wanted, checkers_for(asked, wanted))
+    assert (reason and (reason.node, reason.constraint, reason.message)) == (expected and ("n", *expected)), why
+    assert infeasibility(state, asked, wanted) == reason, "the checkers placement skips could not have failed"
+
+
+def test_excluded_checks_the_request_not_the_member():
+    assert check_excluded(NODE, member(1), request([], excluded_hosts=["node-3"])).constraint == "excluded"
+    assert check_excluded(NODE, member(1), REQUEST) is None

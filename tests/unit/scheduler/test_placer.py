@@ -1,6 +1,8 @@
 """The placer: whole requests, all or nothing, on shared working copies of the offers."""
 import random
 
+import pytest
+
 from spindle_scheduler.placement import MemberRequest, PlacementRequest, place
 from tests.unit.scheduler.builders import member, node, request, states
 
@@ -45,7 +47,50 @@ def test_hard_anti_affinity_keeps_a_role_one_per_node_or_fails():
     assert not plan.placeable
     [(member_id, reasons)] = plan.unplaced.items()
     assert [r.constraint for r in reasons] == ["anti_affinity", "anti_affinity"]
-    assert reasons[0].message == "already has a master of cluster c1 (one per node)"
+    assert reasons[0].message == "already has a member of role master of cluster c1 (anti-affinity: one per node)"
+
+
+# Excluded nodes and anti-affinity with members already running (e.g. one member of a running
+# cluster being replaced): (why, request options, offers, members, the nodes they land on (sorted), or
+# the reasons (node, constraint) of the one member that fits nowhere).
+WORKER_ON_N0 = [("c1", "worker")]
+OPTIONS_TABLE = [
+    ("an excluded node is never used", {"excluded_hosts": ["n0"]},
+     [node("n0"), node("n1")], [member(1), member(2)], ["n1", "n1"]),
+    ("an excluded preferred node is not used either", {"excluded_hosts": ["n0"], "preferred_hosts": ["n0"]},
+     [node("n0"), node("n1")], [member(1)], ["n1"]),
+    ("every node excluded: each says so", {"excluded_hosts": ["n0", "n1"]},
+     [node("n0"), node("n1")], [member(1)], [("n0", "excluded"), ("n1", "excluded")]),
+    ("an excluded node says excluded, the others what they lack", {"excluded_hosts": ["n0"]},
+     [node("n0"), node("n1", hdd=0)], [member(1)], [("n0", "excluded"), ("n1", "disks")]),
+    ("a replacement keeps away from its role's running member, even packed",
+     {"anti_affinity_roles": ["worker"], "strategy": "pack"},
+     [node("n0", running=WORKER_ON_N0), node("n1")], [member(1)], ["n1"]),
+    ("a replacement of a role without anti-affinity may join it when packing", {"strategy": "pack"},
+     [node("n0", running=WORKER_ON_N0)], [member(1)], ["n0"]),
+    ("running members and this request's own count together",
+     {"anti_affinity_roles": ["worker"]},
+     [node("n0", running=WORKER_ON_N0), node("n1"), node("n2")], [member(1), member(2)], ["n1", "n2"]),
+    ("no node without a running member of the role: refused on each",
+     {"anti_affinity_roles": ["worker"]},
+     [node("n0", running=WORKER_ON_N0), node("n1")], [member(1), member(2)], [("n0", "anti_affinity"),
+                                                                              ("n1", "anti_affinity")]),
+    ("another cluster's running member does not count", {"anti_affinity_roles": ["worker"]},
+     [node("n0", running=[("c2", "worker")])], [member(1)], ["n0"]),
+    ("spread counts running members of the cluster", {},
+     [node("n0", running=WORKER_ON_N0 * 2), node("n1", running=WORKER_ON_N0)], [member(1)], ["n1"]),
+]
+
+
+@pytest.mark.parametrize("why,options,offers,members,expected", OPTIONS_TABLE, ids=[row[0] for row in OPTIONS_TABLE])
+def test_excluded_nodes_and_anti_affinity_with_running_members(why, options, offers, members, expected):
+    plan = place(request(members, **options), offers)
+    if expected and isinstance(expected[0], tuple):
+        assert not plan.placeable and plan.placements == [], why
+        [reasons] = [reasons for reasons in plan.unplaced.values()]
+        assert [(r.node, r.constraint) for r in reasons] == expected, why
+    else:
+        assert plan.placeable and sorted(nodes_of(plan)) == expected, why
 
 
 def test_whole_disks_and_cpusets_are_never_shared():

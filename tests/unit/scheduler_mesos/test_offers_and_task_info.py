@@ -65,3 +65,35 @@ def test_a_cluster_is_placed_on_offers_with_disk_classes_from_the_inventory():
         "c1-w0.x": ["/disks/d1"], "c1-w1.x": ["/disks/d2"]}
     too_big = place_cluster(tasks, [offer], {"/disks/d1": "ssd", "/disks/d2": "hdd"})
     assert too_big == "c1-w1.x fits no node: node-1: needs 1 ssd disk, 0 free"
+
+
+def test_a_replacement_is_placed_by_its_stored_options_and_the_members_running_now():
+    from types import SimpleNamespace
+
+    from spindle_scheduler.mesos.placing import place_cluster
+    from spindle_scheduler.models import Task
+
+    options = {"strategy": "pack", "anti_affinity_roles": ["w"], "excluded_hosts": ["node-3"], "preferred_hosts": []}
+    replacement = Task(task_id="c1-w1.y", cluster_id="c1", member_id="c1-w1",
+                       request={"role": "w", "cpus": 0.5, "mem_mb": 256, "disks": {}, **options})
+    peer = Task(task_id="c1-w0.x", cluster_id="c1", member_id="c1-w0", hostname="node-1", state="TASK_RUNNING",
+                request={"role": "w", "cpus": 0.5, "mem_mb": 256, "disks": {}, **options})
+    asked: list = []
+
+    def running_members(cluster_id, exclude):
+        asked.append((cluster_id, set(exclude)))
+        return [peer]
+
+    store = SimpleNamespace(running_members=running_members)
+    offers = [parse_offer({**OFFER, "hostname": host, "id": {"value": f"o-{host}"}})
+              for host in ("node-1", "node-2", "node-3")]
+    placed = place_cluster([replacement], offers, {}, store=store)
+    assert {task_id: offer.hostname for task_id, (offer, _, _) in placed.items()} == {"c1-w1.y": "node-2"}
+    assert asked == [("c1", {"c1-w1.y"})]
+    refused = place_cluster([replacement], offers[::2], {}, store=store)
+    assert refused == ("c1-w1.y fits no node: node-1: already has a member of role w of cluster c1 (anti-affinity: "
+                       "one per node); node-3: excluded by the launch's placement (excluded_nodes)")
+    job = Task(task_id="job-j1.z", cluster_id="c1", member_id="job-j1",
+               request={"kind": "job", "cpus": 0.05, "mem_mb": 64, "disks": {}})
+    assert place_cluster([job], offers[:1], {}, store=store)["job-j1.z"][0].hostname == "node-1"
+    assert len(asked) == 2, "a job's driver is placed on its own: running members are not asked for"

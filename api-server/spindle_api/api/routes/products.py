@@ -11,14 +11,19 @@ from spindle_api.api.params import Product, Version, segment
 from spindle_api.schemas import ClusterView, Manifest, Plan, ProductCatalog, ProductSummary, upstream_model
 from spindle_api.upstream import service_client
 from spindle_common.catalog import member_requests, validate_options
+from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/products", tags=["products"])
 
 Options = Annotated[dict[str, Any] | None, Body(
     description="launch options, shaped by the product's options_schema "
-                '(e.g. {"roles": {"worker": {"count": 3}}, "settings": {...}}); defaults fill the rest',
-    examples=[{"roles": {"worker": {"count": 3}}}])]
+                '(e.g. {"roles": {"worker": {"count": 3}}, "settings": {...}}); defaults fill the rest. Every '
+                'product takes "placement": {"strategy": "spread"|"pack", "anti_affinity": [roles whose members '
+                'must each be on a different node], "preferred_nodes": [...], "excluded_nodes": [...]}',
+    examples=[{"roles": {"worker": {"count": 3}}},
+              {"roles": {"worker": {"count": 3}},
+               "placement": {"strategy": "spread", "anti_affinity": ["worker"], "excluded_nodes": ["node-2"]}}])]
 
 NOT_IN_CATALOG = "no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"
 BAD_OPTIONS = ("a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's "
@@ -97,8 +102,10 @@ def launch_product(product: Product, version: Version, catalog: CatalogDep, user
                  404: NOT_IN_CATALOG, 422: BAD_OPTIONS, 503: "the scheduler is unreachable"}))
 def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser, settings: SettingsDep,
                 options: Options = None) -> Plan:
-    """Dry-run a launch: where each member would be placed on the resources offered now, or which
-    resource is short where. Nothing is created or held."""
+    """Dry-run a launch: where each member would be placed on the resources offered now (as its
+    ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
+    each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
+    is created or held."""
     manifest = catalog.get(product, version)
     resolved = resolved_options(manifest, options)
     members = [{"member_id": f"{m['role']}-{m['index']}", "role": m["role"], "cpus": m["cpus"],
@@ -106,5 +113,5 @@ def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: C
                for m in member_requests(manifest, resolved)]
     with service_client(settings, "scheduler", user) as scheduler:
         return upstream_model(Plan, scheduler.request("POST", "/placements/dry-run", json={
-            "cluster_id": f"plan-{user.username}", "strategy": resolved.get("strategy", "spread"),
+            "cluster_id": f"plan-{user.username}", **ClusterSpec.placement_fields(resolved),
             "members": members}), "scheduler")

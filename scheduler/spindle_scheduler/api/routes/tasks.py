@@ -25,9 +25,11 @@ def launch(body: ClusterSpec, request: Request, _: ServiceCaller) -> list[TaskVi
     if existing:
         raise ApiError(409, "CLUSTER_EXISTS", f"cluster {body.cluster_id} already has tasks",
                        {"tasks": [t.task_id for t in existing]})
+    # Each task keeps the cluster's placement options: a member relaunched later is placed by them too.
+    placement = body.model_dump(mode="json", include={"strategy", "preferred_hosts", "anti_affinity_roles",
+                                                      "excluded_hosts"})
     tasks = [Task(task_id=new_task_id(m.member_id), cluster_id=body.cluster_id, member_id=m.member_id,
-                  request={**m.model_dump(mode="json", exclude={"member_id"}), "strategy": body.strategy.value,
-                           "preferred_hosts": body.preferred_hosts, "origin": body.origin},
+                  request={**m.model_dump(mode="json", exclude={"member_id"}), **placement, "origin": body.origin},
                   state="PENDING", message="waiting for an offer", disk_roots=[], disks=[], launches=1,
                   kill_requested=False)
              for m in body.members]

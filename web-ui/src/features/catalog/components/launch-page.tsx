@@ -9,7 +9,7 @@ import type { Manifest } from '@/lib/api/types';
 
 import { launchProduct } from '../api/catalog';
 import { useCapacity, usePlan, useProduct } from '../hooks/use-catalog';
-import { fieldsOf, initialValues, toOptions, validate, type FormValues } from '../lib/schema-form';
+import { fieldsOf, initialValues, toOptions, validate, type FormValue, type FormValues } from '../lib/schema-form';
 import { PlacementPreview } from './placement-preview';
 import { SchemaFields } from './schema-fields';
 
@@ -35,7 +35,7 @@ function LaunchForm({ manifest }: { manifest: Manifest }) {
   const problems = validate(fields, values);
   const valid = Object.keys(problems).length === 0;
 
-  function change(path: string, value: string | boolean) {
+  function change(path: string, value: FormValue) {
     setValues((current) => ({ ...current, [path]: value }));
     plan.reset(); // a preview holds for the values it was made from only
   }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { diskClassOf, fieldsOf, initialValues, toOptions, validate, type FormField, type JsonSchema } from './schema-form';
+import {
+  diskClassOf,
+  fieldsOf,
+  initialValues,
+  splitList,
+  toOptions,
+  validate,
+  type FormField,
+  type JsonSchema,
+} from './schema-form';
 
 function childrenOf(field: FormField | undefined): FormField[] {
   return field?.kind === 'group' ? field.children : [];
@@ -122,5 +131,78 @@ describe('diskClassOf', () => {
   it('recognises disk count fields by their path', () => {
     expect(diskClassOf('roles.worker.disks.hdd')).toBe('hdd');
     expect(diskClassOf('roles.worker.count')).toBeNull();
+  });
+});
+
+// The placement option every product has (as the api-server serves it for Spark: the shared
+// fragment from spindle_common.catalog, anti_affinity limited to Spark's roles).
+const NODE_NAMES: JsonSchema = {
+  type: 'array',
+  uniqueItems: true,
+  maxItems: 256,
+  default: [],
+  items: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
+};
+const WITH_PLACEMENT: JsonSchema = {
+  type: 'object',
+  properties: {
+    placement: {
+      type: 'object',
+      properties: {
+        strategy: { enum: ['spread', 'pack'], default: 'spread' },
+        anti_affinity: { title: 'Anti-affinity', type: 'array', uniqueItems: true, default: [], items: { enum: ['master', 'worker'] } },
+        preferred_nodes: NODE_NAMES,
+        excluded_nodes: NODE_NAMES,
+      },
+    },
+  },
+};
+
+describe('the placement option', () => {
+  const fields = fieldsOf(WITH_PLACEMENT);
+
+  it('is a strategy select, a checkbox per role and two node lists', () => {
+    expect(childrenOf(fields[0]).map((f) => [f.kind, f.path, f.label])).toEqual([
+      ['enum', 'placement.strategy', 'Strategy'],
+      ['choices', 'placement.anti_affinity', 'Anti-affinity'],
+      ['list', 'placement.preferred_nodes', 'Preferred nodes'],
+      ['list', 'placement.excluded_nodes', 'Excluded nodes'],
+    ]);
+    expect(initialValues(fields)).toEqual({
+      'placement.strategy': 'spread',
+      'placement.anti_affinity': [],
+      'placement.preferred_nodes': '',
+      'placement.excluded_nodes': '',
+    });
+  });
+
+  it('sends the roles in the schema order and the node lists split on commas and spaces', () => {
+    const values = {
+      ...initialValues(fields),
+      'placement.strategy': 'pack',
+      'placement.anti_affinity': ['worker', 'master'],
+      'placement.excluded_nodes': 'node-2, node-3  gpu.rack1,',
+    };
+    expect(validate(fields, values)).toEqual({});
+    expect(toOptions(fields, values)).toEqual({
+      placement: { strategy: 'pack', anti_affinity: ['master', 'worker'], excluded_nodes: ['node-2', 'node-3', 'gpu.rack1'] },
+    });
+    expect(toOptions(fields, initialValues(fields))).toEqual({ placement: { strategy: 'spread', anti_affinity: [] } });
+  });
+
+  it('names bad node names, repeated nodes and unknown roles', () => {
+    expect(
+      validate(fields, {
+        ...initialValues(fields),
+        'placement.anti_affinity': ['executor'],
+        'placement.preferred_nodes': 'node-1, node/2',
+        'placement.excluded_nodes': 'node-1 node-1',
+      }),
+    ).toEqual({
+      'placement.anti_affinity': 'has executor, which is not one of the choices',
+      'placement.preferred_nodes': 'node/2: has characters that are not allowed',
+      'placement.excluded_nodes': 'names an entry twice',
+    });
+    expect(splitList(' a,b  c ,, ')).toEqual(['a', 'b', 'c']);
   });
 });
