@@ -4,6 +4,7 @@ from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -131,6 +132,13 @@ def install_error_handlers(app: FastAPI) -> None:
             return JSONResponse(envelope(code, message, details), status_code=405, headers=headers)
         return JSONResponse(envelope(code, str(exc.detail), details), status_code=exc.status_code,
                             headers=headers or None)
+
+    @app.exception_handler(sqlalchemy.exc.TimeoutError)
+    async def _pool_exhausted(_: Request, exc: sqlalchemy.exc.TimeoutError) -> JSONResponse:
+        # Every pooled database connection stayed busy past the pool's timeout: overload, not a bug.
+        return JSONResponse(envelope("UNAVAILABLE", "the service is busy; try again shortly",
+                                     {"reason": "database connections exhausted"}),
+                            status_code=503, headers={"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -40,6 +40,9 @@ def current_user(session: SessionDep,
     if not token:
         raise ApiError(401, "UNAUTHENTICATED", "send your API token as 'Authorization: Bearer <token>'")
     user = user_for_token(session, token)
+    # End the read now: the connection goes back to the pool while the route waits on other
+    # services (else a burst of requests holds every pooled connection through their upstream calls).
+    session.rollback()
     if user is None:
         raise ApiError(401, "UNAUTHENTICATED", "the API token is unknown or revoked")
     return user

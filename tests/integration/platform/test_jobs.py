@@ -139,7 +139,7 @@ def test_a_jobs_driver_is_a_mesos_task_run_by_the_executor(users, platform_env, 
         assert container.labels["io.spindle.job"] == job["id"] == container.labels["io.spindle.member"][4:]
         mounts = {m["Destination"]: m for m in container.attrs["Mounts"]}
         assert not mounts["/job"]["RW"] and mounts["/job/output"]["RW"]
-        assert mounts["/job"]["Source"].startswith(str(STATE_DIR / "mesos") + "/"), mounts["/job"]["Source"]
+        assert mounts["/job"]["Source"].startswith(str(STATE_DIR / "mesos-agent") + "/"), mounts["/job"]["Source"]
         assert container.attrs["HostConfig"]["NanoCpus"] == int(runner["cpus"] * 1e9), "capped at the manifest's cpus"
         assert container.attrs["NetworkSettings"]["Networks"][next(iter(container.attrs["NetworkSettings"][
             "Networks"]))]["IPAddress"] == job["ip"]
