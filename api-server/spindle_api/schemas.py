@@ -213,6 +213,8 @@ class Node(Model):
     cpus: float | None
     mem_mb: int | None
     created_at: Timestamp
+    last_seen_at: Timestamp | None = Field(
+        default=None, description="the node agent's last heartbeat (none: no node agent reports for it)")
 
 
 class LsblkDevice(BaseModel):

@@ -408,6 +408,13 @@ class Node(ApiModel):
     created_at: Annotated[str, Field(title='Created At')]
     disk_root: Annotated[str, Field(title='Disk Root')]
     id: Annotated[int, Field(title='Id')]
+    last_seen_at: Annotated[
+        str | None,
+        Field(
+            description="the node agent's last heartbeat (none: no node agent reports for it)",
+            title='Last Seen At',
+        ),
+    ] = None
     mem_mb: Annotated[int | None, Field(title='Mem Mb')]
     name: Annotated[str, Field(title='Name')]
 

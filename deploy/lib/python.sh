@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Python workspace: one venv with every Spindle package installed editable, plus test tools.
 
-PYTHON_PACKAGES=(common client api-server orchestrator scheduler disk-service network-service mesos-executor mesos-embedded engine/python)
+PYTHON_PACKAGES=(common client api-server orchestrator scheduler disk-service network-service mesos-executor mesos-embedded node-agent engine/python)
 PYTHON_BIN="${PYTHON_BIN:-python3.11}"
 command -v "$PYTHON_BIN" >/dev/null || PYTHON_BIN=python3
 

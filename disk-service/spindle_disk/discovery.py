@@ -2,7 +2,9 @@
 
 Pure functions over lsblk's JSON. SAFETY: a device is picked up only when it carries a Spindle
 filesystem label (``spdl-…``) or is mounted below the node's disk root, and never when it is
-mounted on a system path (``/``, ``/boot``, …). Everything else is reported as ignored, with why.
+mounted on a system path (``/``, ``/boot``, …). A labelled device mounted somewhere else is another
+node's disk (simulated nodes share one kernel, so every node's lsblk lists every node's disks).
+Everything else is reported as ignored, with why.
 """
 import posixpath
 from collections.abc import Mapping
@@ -82,10 +84,13 @@ def rejection(device: dict[str, Any], disk_root: str) -> str | None:
         return f"device type {device.get('type')!r} is not a disk, partition or loop device"
     if mount in SYSTEM_MOUNTS or (mount and not mount.startswith("/")):
         return f"mounted on system path {mount}"
-    if not label.startswith(SPINDLE_LABEL_PREFIX) and not (mount and is_below(mount, disk_root)):
+    below_root = mount is not None and is_below(mount, disk_root)
+    if not label.startswith(SPINDLE_LABEL_PREFIX) and not below_root:
         return f"neither labelled {SPINDLE_LABEL_PREFIX}* nor mounted below {disk_root}"
     if not mount:
         return "prepared for Spindle but not mounted"
+    if not below_root:
+        return f"mounted at {mount}, outside this node's disk root {disk_root}: another node's disk"
     return None
 
 

@@ -32,6 +32,8 @@ class Node(Base):
     cpus: Mapped[float | None]
     mem_mb: Mapped[int | None]
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    # The node agent's last heartbeat (``POST /nodes/{name}/heartbeat``); NULL: never heard from.
+    last_seen_at: Mapped[datetime | None]
 
 
 class Disk(Base):

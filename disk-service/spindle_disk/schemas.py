@@ -22,6 +22,13 @@ class NodeOut(NodeCreate):
     model_config = ConfigDict(from_attributes=True)
     id: int
     created_at: Timestamp
+    last_seen_at: Timestamp | None = Field(default=None, description="the node agent's last heartbeat; null: never")
+
+
+class Heartbeat(BaseModel):
+    """A node agent's sign of life."""
+
+    agent_version: str | None = Field(default=None, max_length=64)
 
 
 class DiscoverRequest(BaseModel):

@@ -1,8 +1,9 @@
 """Wiping released disks in the background: ``wiping`` → fresh filesystem → ``free`` (or ``failed``).
 
 Disks of this machine are wiped here, in a small thread pool, after checking that the device still
-is the Spindle disk the inventory knows (same mount point, Spindle label or below the disk root).
-Remote nodes wipe their own disks and report the outcome (``POST /disks/{id}/wipe-result``).
+is the Spindle disk the inventory knows (same mount point, below the node's disk root).
+Remote nodes wipe their own disks (``spindle-node-agent``, with the same :func:`wipe_device`) and
+report the outcome (``POST /disks/{id}/wipe-result``).
 """
 import logging
 import threading
@@ -35,18 +36,33 @@ def local_only(session: Session, disk_ids: list[int], settings: Settings) -> lis
         Disk.id.in_(disk_ids), Node.address.in_(settings.local_node_addresses)).order_by(Disk.id)))
 
 
-def device_mismatch(disk: Disk, node: Node) -> str | None:
-    """Why the device at ``disk.device_path`` is not (any more) the disk we are about to wipe."""
+def device_mismatch(device_path: str, mount_point: str, disk_root: str) -> str | None:
+    """Why the device at ``device_path`` is not (any more) the Spindle disk mounted on ``mount_point``
+    below ``disk_root`` that we are about to wipe; None when it still is. Runs lsblk on this machine."""
     try:
-        devices = discovery.flatten(blockdev.lsblk(disk.device_path))
+        devices = discovery.flatten(blockdev.lsblk(device_path))
     except (blockdev.CommandFailed, ValueError) as exc:
-        return f"cannot inspect {disk.device_path}: {exc}"
-    found, ignored = discovery.discover({"blockdevices": devices[:1]}, node.disk_root)
+        return f"cannot inspect {device_path}: {exc}"
+    found, ignored = discovery.discover({"blockdevices": devices[:1]}, disk_root)
     if ignored:
-        return f"{disk.device_path} is no Spindle disk: {ignored[0].reason}"
-    if found[0].mount_point != disk.mount_point:
-        return f"{disk.device_path} is mounted on {found[0].mount_point}, not {disk.mount_point}"
+        return f"{device_path} is no Spindle disk: {ignored[0].reason}"
+    if found[0].mount_point != mount_point:
+        return f"{device_path} is mounted on {found[0].mount_point}, not {mount_point}"
     return None
+
+
+def wipe_device(device_path: str, mount_point: str, fs_type: str | None, fs_label: str | None, disk_root: str,
+                timeout: float) -> str | None:
+    """Wipe one disk of this machine: check it still is the disk the inventory knows, then make a fresh
+    filesystem with the same label and mount it back. None when wiped, else why not. disk-service's
+    wiper (its own machine's disks) and spindle-node-agent (its node's disks) both wipe with this."""
+    reason = device_mismatch(device_path, mount_point, disk_root)
+    if reason is None:
+        try:
+            blockdev.reformat(device_path, mount_point, fs_type or "", fs_label, timeout)
+        except blockdev.CommandFailed as exc:
+            reason = str(exc)
+    return reason
 
 
 def finish(session: Session, disk_id: int, ok: bool, reason: str | None, actor: str) -> None:
@@ -104,13 +120,8 @@ class Wiper:
                 raise RuntimeError(f"disk {disk_id} has no node {disk.node_id}")
             if disk.state != WIPING or not is_local(node, self.settings):
                 return
-            reason = device_mismatch(disk, node)
-            if reason is None:
-                try:
-                    blockdev.reformat(disk.device_path, disk.mount_point, disk.fs_type or "",
-                                      disk.fs_label, self.settings.wipe_command_timeout)
-                except blockdev.CommandFailed as exc:
-                    reason = str(exc)
+            reason = wipe_device(disk.device_path, disk.mount_point, disk.fs_type, disk.fs_label, node.disk_root,
+                                 self.settings.wipe_command_timeout)
             session.rollback()
             finish(session, disk_id, reason is None, reason and f"wipe failed: {reason}", WIPER_ACTOR)
             log.info("wiped disk %s: %s", disk_id, "ok" if reason is None else reason)

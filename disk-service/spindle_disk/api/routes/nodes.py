@@ -1,16 +1,19 @@
-"""Nodes (admin): register, list, discover their Spindle disks; export their Mesos agent resources."""
+"""Nodes (admin): register, list, discover their Spindle disks; export their Mesos agent resources;
+node agents' heartbeats."""
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Response, status
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from spindle_common.errors import ApiError
+from spindle_common.errors import ApiError, error_responses
 from spindle_disk import blockdev, discovery, inventory, mesos_resources, schemas
 from spindle_disk.api.deps import Admin, ServiceOrAdmin, SessionDep, SettingsDep
 from spindle_disk.models import Disk
 from spindle_disk.wipe import is_local
 
 router = APIRouter(prefix="/nodes", tags=["nodes"])
+log = logging.getLogger("spindle.disk.nodes")
 
 
 @router.post("", response_model=schemas.NodeOut, status_code=status.HTTP_201_CREATED)
@@ -35,7 +38,8 @@ def get_node(name: str, session: SessionDep, _: Admin):
 @router.post("/{name}/discover", response_model=schemas.DiscoverResult)
 def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep, settings: SettingsDep,
                    caller: Admin):
-    """Register the node's disks prepared for Spindle (Spindle label or mounted below its disk root).
+    """Register the node's disks prepared for Spindle (mounted below its disk root; a Spindle-labelled
+    disk mounted elsewhere is another node's).
 
     A remote node's ``lsblk --json`` output comes in the body; for this machine it may be omitted.
     """
@@ -55,6 +59,17 @@ def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep
         registered=[known[i] for i in new], updated=[known[i] for i in updated],
         ignored=[schemas.IgnoredDeviceOut(device_path=i.device_path, reason=i.reason) for i in ignored],
     )
+
+
+@router.post("/{name}/heartbeat", response_model=schemas.NodeOut,
+             responses=error_responses(401, 403, 404, 422, descriptions={404: "no node of that name"}))
+def heartbeat(name: str, session: SessionDep, caller: ServiceOrAdmin, body: schemas.Heartbeat | None = None):
+    """The node's agent is alive: record now as the node's ``last_seen_at``."""
+    node = inventory.node_or_404(session, name)
+    node.last_seen_at = func.now()
+    session.commit()
+    log.debug("heartbeat of node %s from %s (agent %s)", name, caller.actor, body.agent_version if body else None)
+    return node
 
 
 @router.get("/{name}/mesos-resources")

@@ -543,8 +543,10 @@ export interface paths {
         put?: never;
         /**
          * Plan Launch
-         * @description Dry-run a launch: where each member would be placed on the resources offered now, or which
-         *     resource is short where. Nothing is created or held.
+         * @description Dry-run a launch: where each member would be placed on the resources offered now (as its
+         *     ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
+         *     each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
+         *     is created or held.
          */
         post: operations["plan_launch_products__product___version__plan_post"];
         delete?: never;
@@ -1097,6 +1099,11 @@ export interface components {
             disk_root: string;
             /** Id */
             id: number;
+            /**
+             * Last Seen At
+             * @description the node agent's last heartbeat (none: no node agent reports for it)
+             */
+            last_seen_at?: string | null;
             /** Mem Mb */
             mem_mb: number | null;
             /** Name */
