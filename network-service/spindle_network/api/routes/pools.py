@@ -35,7 +35,8 @@ def create_pool(body: PoolCreate, session: SessionDep, docker: DockerDep, _: Adm
             return pool_out(session, existing)
         raise ApiError(409, "POOL_EXISTS", f"pool {body.name!r} exists with {existing.cidr}", {"pool": body.name})
     own = {str(c) for c in session.scalars(select(Pool.cidr))}
-    plan = plan_pool(body.cidr, body.gateway, body.floating_cidr, body.auto_cidr, host_networks(own))
+    segment = body.parent if body.driver == "macvlan" else None  # the L2 segment a macvlan pool lives on
+    plan = plan_pool(body.cidr, body.gateway, body.floating_cidr, body.auto_cidr, host_networks(own, segment))
     pool = Pool(name=body.name, cidr=str(plan.cidr), gateway=str(plan.gateway), floating_cidr=str(plan.floating),
                 auto_cidr=str(plan.auto), driver=body.driver, parent=body.parent, docker_network=f"spindle-{body.name}")
     session.add(pool)
