@@ -89,6 +89,13 @@ class SpindleFramework(Scheduler):
         log.info("offer %s rescinded", offer_id["value"])
         self.last_offers = {h: o for h, o in self.last_offers.items() if o.offer_id != offer_id["value"]}
 
+    def slaveLost(self, driver, agent_id) -> None:  # noqa: N802
+        """An agent is gone (unreachable or removed): its last offer, declined and so never rescinded,
+        must not be planned on any more. Its tasks come as their own updates."""
+        log.info("agent %s lost", agent_id["value"])
+        with self.lock:
+            self.last_offers = {h: o for h, o in self.last_offers.items() if o.agent_id != agent_id["value"]}
+
     # --- task states ---------------------------------------------------------------------------
     def statusUpdate(self, driver, update) -> None:  # noqa: N802
         task_id, state = update["task_id"]["value"], update["state"]
