@@ -28,6 +28,10 @@ FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
 # not TASK_LOST, and may come back; Spindle's orchestrator decides to wait or to replace it.
 UNREACHABLE = "TASK_UNREACHABLE"
 ROLE = "spindle"
+# Offers arrive one agent at a time (each agent's refusal filter ends on its own clock): an offer
+# that fits no pending cluster yet is held this long, so a cluster spanning several nodes is placed
+# on offers from all of them at once; then it is declined (a Mesos framework may hold offers).
+OFFER_HOLD_S = 10.0
 
 
 def framework_info(framework_id: str | None, user: str = "root") -> dict[str, Any]:
@@ -52,6 +56,10 @@ class SpindleFramework(Scheduler):
         self.reconciled = threading.Event()
         # The latest offer of each node, as it was before this framework used any of it (dry runs).
         self.last_offers: dict[str, ParsedOffer] = {}
+        # Offers neither used nor declined yet, by offer id, with when they arrived.
+        self.held: dict[str, tuple[ParsedOffer, float]] = {}
+        self.offer_hold_s = OFFER_HOLD_S
+        self.clock: Callable[[], float] = time.monotonic
 
     # --- registration and reconciliation ---------------------------------------------------
     def registered(self, driver, framework_id, master_info) -> None:
@@ -76,18 +84,28 @@ class SpindleFramework(Scheduler):
         with self.lock:
             parsed = [parse_offer(offer) for offer in offers]
             self.last_offers.update({o.hostname: copy.deepcopy(o) for o in parsed})
+            now = self.clock()
+            self.held.update({o.offer_id: (o, now) for o in parsed})
             pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
-            launches = self.launcher.launch(pending, parsed) if pending and self.reconciled.is_set() else {}
-            for offer in parsed:
-                tasks = launches.get(offer.offer_id)
+            usable = [offer for offer, _ in self.held.values()]
+            launches = self.launcher.launch(pending, usable) if pending and self.reconciled.is_set() else {}
+            # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
+            waiting = bool(pending) and any(not t.kill_requested for t in self.store.in_states("PENDING"))
+            for offer_id, (_, since) in list(self.held.items()):
+                tasks = launches.get(offer_id)
                 if tasks:
-                    driver.launchTasks([{"value": offer.offer_id}], tasks)
+                    driver.launchTasks([{"value": offer_id}], tasks)
+                elif waiting and now - since < self.offer_hold_s:
+                    continue  # held: with the next agents' offers it may complete a placement
                 else:
-                    driver.declineOffer([{"value": offer.offer_id}], {"refuse_seconds": self.refuse_seconds})
+                    driver.declineOffer([{"value": offer_id}], {"refuse_seconds": self.refuse_seconds})
+                del self.held[offer_id]
 
     def offerRescinded(self, driver, offer_id) -> None:  # noqa: N802
         log.info("offer %s rescinded", offer_id["value"])
-        self.last_offers = {h: o for h, o in self.last_offers.items() if o.offer_id != offer_id["value"]}
+        with self.lock:
+            self.last_offers = {h: o for h, o in self.last_offers.items() if o.offer_id != offer_id["value"]}
+            self.held.pop(offer_id["value"], None)
 
     def slaveLost(self, driver, agent_id) -> None:  # noqa: N802
         """An agent is gone (unreachable or removed): its last offer, declined and so never rescinded,
@@ -95,6 +113,7 @@ class SpindleFramework(Scheduler):
         log.info("agent %s lost", agent_id["value"])
         with self.lock:
             self.last_offers = {h: o for h, o in self.last_offers.items() if o.agent_id != agent_id["value"]}
+            self.held = {i: (o, t) for i, (o, t) in self.held.items() if o.agent_id != agent_id["value"]}
 
     # --- task states ---------------------------------------------------------------------------
     def statusUpdate(self, driver, update) -> None:  # noqa: N802

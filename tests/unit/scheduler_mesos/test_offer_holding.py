@@ -1,0 +1,88 @@
+"""Offers from several agents arrive one agent at a time; an offer that fits no pending cluster yet
+is held (up to OFFER_HOLD_S) so a cluster spanning nodes is placed on all of them at once."""
+from types import SimpleNamespace
+
+from spindle_scheduler.mesos.framework import SpindleFramework
+
+
+def offer(agent: str) -> dict:
+    return {"id": {"value": f"o-{agent}"}, "agent_id": {"value": f"A-{agent}"}, "hostname": agent,
+            "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 2}},
+                          {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}}]}
+
+
+class Store:
+    def __init__(self, pending: list):
+        self.pending = pending
+
+    def in_states(self, *states):
+        return list(self.pending) if "PENDING" in states else []
+
+
+class Launcher:
+    """Places the one pending cluster only when offers of ``needs`` (hostnames) are all there."""
+
+    def __init__(self, store: Store, needs: set[str]):
+        self.store, self.needs, self.seen = store, needs, []
+
+    def launch(self, pending, offers):
+        hosts = {o.hostname: o for o in offers}
+        self.seen.append(sorted(hosts))
+        if not pending or not self.needs <= set(hosts):
+            return {}
+        self.store.pending = []  # placed: LAUNCHING
+        return {hosts[h].offer_id: [{"name": f"task-on-{h}"}] for h in sorted(self.needs)}
+
+
+class Driver:
+    def __init__(self):
+        self.launched, self.declined = [], []
+
+    def launchTasks(self, offer_ids, tasks):  # noqa: N802
+        self.launched.append((offer_ids[0]["value"], [t["name"] for t in tasks]))
+
+    def declineOffer(self, offer_ids, filters):  # noqa: N802
+        self.declined.append(offer_ids[0]["value"])
+
+
+def framework(pending: list, needs: set[str]) -> tuple[SpindleFramework, Driver, Launcher]:
+    store = Store(pending)
+    launcher = Launcher(store, needs)
+    fw = SpindleFramework(store=store, launcher=launcher, release=None)
+    fw.reconciled.set()
+    now = [0.0]
+    fw.clock = lambda: now[0]
+    fw.now = now
+    return fw, Driver(), launcher
+
+
+def test_a_cluster_over_two_nodes_is_placed_when_the_second_offer_arrives():
+    fw, driver, launcher = framework([SimpleNamespace(kill_requested=False)], {"n1", "n2"})
+    fw.resourceOffers(driver, [offer("n1")])
+    assert driver.launched == [] and driver.declined == [] and list(fw.held) == ["o-n1"]
+    fw.now[0] = 3.0
+    fw.resourceOffers(driver, [offer("n2")])
+    assert launcher.seen == [["n1"], ["n1", "n2"]]
+    assert driver.launched == [("o-n1", ["task-on-n1"]), ("o-n2", ["task-on-n2"])] and fw.held == {}
+
+
+def test_with_nothing_to_place_offers_are_declined_at_once():
+    fw, driver, _ = framework([], set())
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])
+    assert driver.declined == ["o-n1", "o-n2"] and fw.held == {}
+
+
+def test_an_offer_held_past_the_hold_time_is_declined():
+    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw.resourceOffers(driver, [offer("n1")])
+    fw.now[0] = fw.offer_hold_s + 1
+    fw.resourceOffers(driver, [offer("n2")])
+    assert driver.declined == ["o-n1"] and list(fw.held) == ["o-n2"] and driver.launched == []
+
+
+def test_a_rescinded_or_lost_agents_held_offer_is_dropped():
+    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])
+    fw.offerRescinded(driver, {"value": "o-n1"})
+    fw.slaveLost(driver, {"value": "A-n2"})
+    assert fw.held == {} and fw.last_offers == {}
