@@ -6,108 +6,87 @@ For the module, this machine's own Mesos agent is stopped and the orchestrator t
 the `fabric` pool, as on a platform whose members run on other machines; both are put back after.
 """
 import json
-import os
-import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
-import dns.resolver
 import docker
 import httpx
 import pytest
 
-from spindle_common.clients import DiskClient
-from tests.integration.platform.cluster_checks import RESOLVER, wait_settled
+from tests.integration.platform.cluster_checks import wait_settled
+from tests.support.jobs import (
+    CPP_WORDCOUNT,
+    JOBS,
+    assert_same_centroids,
+    expected_counts,
+    reference_centroids,
+    result_of,
+    wait_job,
+)
 from tests.support.live_users import live_user
+from tests.support.nodes import (
+    MESOS_OPERATOR,
+    STATE_DIR,
+    active,
+    deploy_lib,
+    member_page,
+    node_disks,
+    node_docker,
+    resolved,
+    sh,
+    simulated_nodes,
+    wait_for,
+)
 
-REPO = Path(__file__).resolve().parents[3]
-STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
 NODES = ("n1", "n2", "n3")
+LINES = 100_000
+KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
 pytestmark = pytest.mark.disruptive  # stops this machine's agent and restarts the orchestrator
-MESOS_OPERATOR = "http://127.0.0.1:5050/api/v1"
 
 
-def sh(*command: str, env: dict | None = None, timeout: float = 600) -> str:
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
-    assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    return done.stdout
-
-
-def deploy_lib(call: str, env: dict | None = None) -> str:
-    """One function of deploy/lib, with the platform's environment (as deploy/restart has it)."""
-    return sh("bash", "-c", "source deploy/lib/common.sh; for l in services nodes; do source deploy/lib/$l.sh; done;"
-              f" set -a; source {STATE_DIR}/spindle.env; set +a; {call}", env=env)
-
-
-def node_docker(node: str) -> docker.DockerClient:
-    return docker.DockerClient(base_url=f"unix:///run/spdl/{node}/docker.sock")
-
-
-def agents() -> dict[str, dict]:
-    answer = httpx.post(MESOS_OPERATOR, json={"type": "GET_AGENTS"}, timeout=10).raise_for_status().json()
-    return {a["agent_info"]["hostname"]: a for a in answer["get_agents"].get("agents", [])}
-
-
-def wait_for(what: str, check, timeout: float = 120, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
-        time.sleep(every)
+# Each node: 2 cpus and 6 GiB offered (shared by all three on this machine's cores and memory), two
+# hdds, and the images of static-web (and job drivers), Spark and the engine.
+IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0")
 
 
 @pytest.fixture(scope="module")
 def nodes(platform_env) -> Iterator[dict]:
-    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True, check=True).stdout.strip()
-    for i, node in enumerate(NODES, 1):
-        sh("deploy/node", "add", node, str(i), "2:hdd", "1", "2048")
-    deploy_lib("stop_mesos_agent")
-    sh("deploy/restart", "orchestrator", env={"SPINDLE_NETWORK_POOL": "fabric"})
-    try:
-        wait_for("three node agents in Mesos", lambda: set(NODES) <= set(agents()) and host not in agents(), 60)
-        yield {"host": host, "token": platform_env["SPINDLE_INTERNAL_TOKEN"]}
-    finally:
-        for node in NODES:
-            sh("deploy/node", "remove", node)
-        sh("deploy/restart", "orchestrator")
-        deploy_lib("start_mesos_agent")
+    with simulated_nodes(NODES, cpus="2", mem_mb="6144", images=IMAGES):
+        yield {"token": platform_env["SPINDLE_INTERNAL_TOKEN"]}
 
 
-def node_disks(token: str, node: str) -> list[dict]:
-    with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as disks:
-        return [d for d in disks.request("GET", "/disks", params={"node": node, "page_size": 500})["items"]]
+def job_task_node(job: dict) -> str:
+    """The node whose Mesos agent ran the job's driver (a Mesos task named for the job)."""
+    def operator(call: str) -> dict:
+        return httpx.post(MESOS_OPERATOR, json={"type": call}, timeout=10).raise_for_status().json()
+    tasks = operator("GET_TASKS")["get_tasks"]
+    [task] = [t for group in ("tasks", "completed_tasks") for t in tasks.get(group, [])
+              if t["name"] == f"job-{job['id']}"]
+    [hostname] = [a["agent_info"]["hostname"] for a in operator("GET_AGENTS")["get_agents"]["agents"]
+                  if a["agent_info"]["id"]["value"] == task["agent_id"]["value"]]
+    return hostname
 
 
-def test_each_node_registers_its_own_disks_and_agent(nodes):
+def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
     for node in NODES:
         disks = node_disks(nodes["token"], node)
         assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-1", f"spdl-{node}-2"], disks
         assert all(d["mount_point"].startswith(f"{STATE_DIR}/nodes/{node}/disks/") for d in disks), disks
         assert all(d["state"] == "free" for d in disks), disks
+    # An admin sees every node, each heart-beating through its node agent, and their disks.
+    with live_user(database_url, "nodeadmin", is_admin=True) as admin:
+        headers = {"Authorization": f"Bearer {admin.token}"}
+        listed = httpx.get("http://127.0.0.1:8080/admin/nodes", headers=headers, timeout=10).raise_for_status().json()
+        seen = {n["name"]: n for n in listed}
+        assert set(NODES) <= set(seen) and all(seen[n]["last_seen_at"] for n in NODES), listed
+        disks = httpx.get("http://127.0.0.1:8080/admin/disks", headers=headers, params={"page_size": 500},
+                          timeout=10).raise_for_status().json()["items"]
+        assert {d["node"] for d in disks} >= set(NODES)
     # Every node has its own Docker daemon: the fabric pool's network exists there, made by its agent.
     for node in NODES:
         wait_for(f"the fabric network on {node}",
                  lambda n=node: [net for net in node_docker(n).networks.list() if net.name == "spindle-fabric"], 30)
-
-
-def resolved(name: str) -> list[str]:
-    """The name's addresses in Consul's DNS ([] while its health check does not pass)."""
-    try:
-        return [a.address for a in RESOLVER.resolve(name, "A")]
-    except dns.resolver.NXDOMAIN:
-        return []
-
-
-def member_page(ip: str) -> str:
-    """The member's page, or "" while nothing answers at its address."""
-    try:
-        return httpx.get(f"http://{ip}:8000/index.html", timeout=3).text
-    except httpx.HTTPError:
-        return ""
 
 
 def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(nodes, database_url):
@@ -180,12 +159,134 @@ def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(
                  lambda: all(d["state"] == "free" for n in NODES for d in node_disks(nodes["token"], n)), 120)
 
 
+def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
+    with live_user(database_url, "nodeplan") as user:
+        small = {"roles": {"server": {"count": 3, "cpus": 0.1, "mem_mb": 64}}}
+        # Plans look at the offers the scheduler holds: once every node's disks are back in them,
+        # spread puts three small members on three nodes, and pack two (a node has two hdds) on one.
+        spread = wait_for("a plan spreading over every node", lambda: (p := user.plan(
+            "static-web", "1.0", {**small, "placement": {"strategy": "spread"}})).placeable and {
+            m.node for m in p.members} == set(NODES) and p, 60)
+        two = {"roles": {"server": {"count": 2, "cpus": 0.1, "mem_mb": 64}}}
+        packed = wait_for("a plan packing two members on one node", lambda: (p := user.plan(
+            "static-web", "1.0", {**two, "placement": {"strategy": "pack"}})).placeable and len(
+            {m.node for m in p.members}) == 1 and p, 60)
+        assert spread.placeable and packed.placeable
+        excluded = user.plan("static-web", "1.0", {**small, "placement": {"excluded_nodes": ["n1"]}})
+        assert excluded.placeable and "n1" not in {m.node for m in excluded.members}, excluded
+        # Four servers that must each be on their own node, on three nodes: one fits nowhere, and
+        # each node says why.
+        plan = user.plan("static-web", "1.0", {"roles": {"server": {"count": 4, "cpus": 0.1, "mem_mb": 64}},
+                                               "placement": {"anti_affinity": ["server"]}})
+        assert not plan.placeable and len(plan.reasons) == 1, plan
+        by_node = {r.node: r for r in plan.reasons[0].nodes}
+        assert set(by_node) == set(NODES), plan
+        assert {r.constraint for r in by_node.values()} == {"anti_affinity"}, plan
+        assert all("anti-affinity: one per node" in r.message for r in by_node.values()), plan
+
+
+def test_killing_the_master_then_restarting_an_agent_loses_no_member(nodes, database_url):
+    with live_user(database_url, "noderestart") as user:
+        cluster = wait_settled(user, user.launch("static-web", "1.0", {"roles": {"server": {"count": 3}}}),
+                               ("RUNNING", "FAILED"), timeout=240)
+        try:
+            assert cluster["state"] == "RUNNING", cluster
+            containers = {}
+            for member in cluster["members"]:
+                [c] = node_docker(member["node"]).containers.list(
+                    filters={"label": f"io.spindle.member={member['member_id']}"})
+                assert c.exec_run(["sh", "-c", f"echo {member['member_id']} > /data/1/kept"]).exit_code == 0
+                containers[member["member_id"]] = (member["node"], c.id)
+
+            def all_kept() -> None:
+                now = user.cluster(cluster)
+                assert now["state"] == "RUNNING", now
+                for m in now["members"]:
+                    assert m["replacements"] == 0 and m["state"] == "TASK_RUNNING", m
+                    node, cid = containers[m["member_id"]]
+                    c = node_docker(node).containers.get(cid)
+                    assert c.status == "running", (m, c.status)
+                    assert c.exec_run(["cat", "/data/1/kept"]).output.decode().strip() == m["member_id"]
+                for d in (d for n in NODES for d in node_disks(nodes["token"], n)):
+                    assert d["state"] in ("free", "allocated"), d  # nothing released, nothing wiped
+
+            # As a new user would: the master SIGKILLed, then ./deploy/up.
+            sh("bash", "-c", f"kill -KILL $(cat {STATE_DIR}/run/mesos-master.pid)")
+            sh("deploy/up")
+            deploy_lib("stop_mesos_agent")  # up starts this machine's agent with the master
+            wait_for("every node's agent registered with the new master",
+                     lambda: all(active(n) for n in NODES), 60)
+            time.sleep(20)  # longer than the agent timeout (15 s): nothing may have been found lost
+            all_kept()
+            member_node = cluster["members"][0]["node"]
+            sh("deploy/node", "restart-agent", member_node)
+            wait_for(f"{member_node}'s agent registered again",
+                     lambda: active(member_node), 60)
+            time.sleep(20)
+            all_kept()
+        finally:
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=180)
+
+
+def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url):
+    with live_user(database_url, "nodespark") as user:
+        # Workers of 1536 MB: 1024 MB for executors (the manifest keeps 512 for the worker's JVM; a
+        # job's executors take 768 MB).
+        options = {"roles": {"worker": {"count": 4, "mem_mb": 1536, "disks": {"hdd": 1}}},
+                   "placement": {"strategy": "spread"}}
+        cluster = wait_settled(user, user.launch("spark", "3.5", options), ("RUNNING", "FAILED"), timeout=600)
+        try:
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            workers = [m for m in cluster["members"] if m["role"] == "worker"]
+            assert len(workers) == 4 and {w["node"] for w in workers} == set(NODES), workers
+            job = wait_job(user, cluster, user.submit(cluster, JOBS / "spark_wordcount.py", args=[str(LINES)]))
+            assert Counter(result_of(job)["counts"]) == expected_counts(LINES)
+            assert job_task_node(job) in NODES, "the driver is a Mesos task on a node"
+        finally:
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+
+
+def test_engine_executors_on_three_nodes_exchange_partitions_and_get_exact_results(nodes, database_url):
+    with live_user(database_url, "nodeengine") as user:
+        options = {"roles": {"executor": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
+                   "placement": {"anti_affinity": ["executor"]}}
+        cluster = wait_settled(user, user.launch("engine", "1.0", options), ("RUNNING", "FAILED"), timeout=600)
+        try:
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            executors = [m for m in cluster["members"] if m["role"] == "executor"]
+            assert sorted(m["node"] for m in executors) == sorted(NODES), executors
+            job = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_wordcount.py", files=[CPP_WORDCOUNT],
+                                                      args=[str(LINES)]))
+            result = result_of(job)
+            assert Counter(result["counts"]) == expected_counts(LINES)
+            # Every executor member took part: each of the three (one per node) holds shuffle or
+            # spill files, and the reduce side fetched the others' over TCP across nodes.
+            assert result["hosts"] == sorted(m["ip"] for m in executors)
+            assert len({f.split(":", 1)[0] for f in result["files"]}) == 3, result["files"]
+            assert any("/fetch/" in f for f in result["files"]), result["files"]
+            kmeans = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_kmeans.py", args=KMEANS_ARGS))
+            assert_same_centroids(result_of(kmeans)["centroids"], reference_centroids(KMEANS_ARGS))
+            assert job_task_node(job) in NODES and job_task_node(kmeans) in NODES
+        finally:
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+
+
 def test_the_agent_resources_of_a_node_as_a_real_mesos_agent_would_take_them(nodes):
     """docs/MULTINODE.md shows this document: a real agent's --resources for the node's disks."""
-    answer = httpx.get(f"http://127.0.0.1:8083/nodes/{NODES[0]}/mesos-resources", timeout=10,
-                       headers={"Authorization": f"Bearer {nodes['token']}", "X-Spindle-Actor": "test",
-                                "X-Spindle-Role": "service"}).raise_for_status().json()
+    def resources() -> list[dict]:
+        return httpx.get(f"http://127.0.0.1:8083/nodes/{NODES[0]}/mesos-resources", timeout=10,
+                         headers={"Authorization": f"Bearer {nodes['token']}", "X-Spindle-Actor": "test",
+                                  "X-Spindle-Role": "service"}).raise_for_status().json()
+    # Both disks, once a previous test's are wiped (a disk being wiped is offered to nobody).
+    def with_both_disks() -> list[dict] | None:
+        answer = resources()
+        return answer if len([r for r in answer if r["name"] == "disk"]) == 2 else None
+    answer = wait_for("both disks offered", with_both_disks, 120)
     disks = [r for r in answer if r["name"] == "disk"]
-    assert len(disks) == 2 and all(r["disk"]["source"]["type"] == "MOUNT" for r in disks), json.dumps(answer)
+    assert all(r["disk"]["source"]["type"] == "MOUNT" and r["reservations"] == [{"type": "STATIC", "role": "spindle"}]
+               for r in disks), json.dumps(answer)
     assert {r["disk"]["source"]["mount"]["root"] for r in disks} == {
         f"{STATE_DIR}/nodes/{NODES[0]}/disks/disk1", f"{STATE_DIR}/nodes/{NODES[0]}/disks/disk2"}

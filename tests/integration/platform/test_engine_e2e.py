@@ -6,71 +6,29 @@ container during a K-Means iteration → the job finishes with the same centroid
 replaces the member on fresh disks with its floating IP); DELETE → nothing left."""
 import io
 import json
-import sys
 import tarfile
 import time
 from collections import Counter
-from pathlib import Path
 
 import docker
 import httpx
 import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.support.jobs import (
+    CPP_WORDCOUNT,
+    JOBS,
+    assert_same_centroids,
+    expected_counts,
+    reference_centroids,
+    result_of,
+    wait_job,
+)
 from tests.support.live_users import live_user
 
-JOBS = Path(__file__).parent / "jobs"
-CPP_WORDCOUNT = Path(__file__).parents[3] / "engine" / "cpp" / "examples" / "wordcount.cpp"
 LINES = 100_000
 KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
 KMEANS_FAULT_ARGS = ["80000", "16", "6", "12", "8"]
-
-
-def expected_counts(lines: int) -> Counter:
-    words = [f"w{i:03d}" for i in range(200)]
-    return Counter(words[(i * 7 + j * 13) % 200] for i in range(lines) for j in range(10))
-
-
-def reference_centroids(args: list[str]) -> list[list[float]]:
-    """The same K-Means in plain Python (the job's own functions, no engine)."""
-    saved = sys.argv
-    sys.argv = ["engine_kmeans.py", *args]
-    try:
-        sys.path.insert(0, str(JOBS))
-        sys.modules.pop("engine_kmeans", None)
-        import engine_kmeans as km
-    finally:
-        sys.argv = saved
-        sys.path.remove(str(JOBS))
-    points = [p for part in range(km.PARTS) for p in km.points_of(part)]
-    centroids = km.initial()
-    for _ in range(km.ITERATIONS):
-        sums = {}
-        for p in points:
-            j, v = km.closest(centroids)(p)
-            sums[j] = km.add(sums[j], v) if j in sums else v
-        centroids = [[x / sums[j][1] for x in sums[j][0]] if j in sums else centroids[j]
-                     for j in range(km.K)]
-    return centroids
-
-
-def assert_same_centroids(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        assert g == pytest.approx(w, rel=1e-9, abs=1e-9)
-
-
-def result_of(job: dict) -> dict:
-    return json.loads(next(line for line in job["stdout"].splitlines() if line.startswith("RESULT "))[7:])
-
-
-def wait_job(user, cluster, job, timeout=600) -> dict:
-    deadline = time.monotonic() + timeout
-    while (job := user.job(cluster, job["id"]))["state"] not in ("SUCCEEDED", "FAILED", "KILLED"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.5)
-    assert job["state"] == "SUCCEEDED" and job["exit_code"] == 0, (job["message"], job["stderr"][-4000:])
-    return job
 
 
 @pytest.fixture(scope="module")

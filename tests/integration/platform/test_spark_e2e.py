@@ -8,20 +8,14 @@ import json
 import tarfile
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.support.jobs import JOBS, expected_counts
 from tests.support.live_users import live_user
 
-JOBS = Path(__file__).parent / "jobs"
 LINES = 200_000
-
-
-def expected_counts(lines: int) -> Counter:
-    words = [f"w{i:03d}" for i in range(200)]
-    return Counter(words[(i * 7 + j * 13) % 200] for i in range(lines) for j in range(10))
 
 
 @pytest.fixture

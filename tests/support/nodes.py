@@ -1,0 +1,118 @@
+"""Simulated nodes (deploy/node) for tests and benchmarks: a platform whose members run on nodes.
+
+``simulated_nodes(names)`` adds the nodes, stops this machine's own Mesos agent and has the
+orchestrator take floating IPs from the `fabric` pool (as a platform whose members run on other
+machines); on exit it removes the nodes and puts both back.
+"""
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import dns.resolver
+import docker
+import httpx
+
+from spindle_common.clients import DiskClient
+
+REPO = Path(__file__).resolve().parents[2]
+STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
+MESOS_OPERATOR = "http://127.0.0.1:5050/api/v1"
+RESOLVER = dns.resolver.Resolver(configure=False)
+RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
+FABRIC_ADDR = "172.31.250.1"  # deploy/lib/nodes.sh: SPINDLE_FABRIC_ADDR
+T = TypeVar("T")
+
+
+def sh(*command: str, env: dict | None = None, timeout: float = 600) -> str:
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def deploy_lib(call: str) -> str:
+    """One function of deploy/lib, with the platform's environment (as deploy/restart has it)."""
+    return sh("bash", "-c", "source deploy/lib/common.sh; for l in services nodes; do source deploy/lib/$l.sh; done;"
+              f" set -a; source {STATE_DIR}/spindle.env; set +a; {call}")
+
+
+def node_docker(node: str) -> docker.DockerClient:
+    """The node's own Docker Engine."""
+    return docker.DockerClient(base_url=f"unix:///run/spdl/{node}/docker.sock")
+
+
+def agents() -> dict[str, dict]:
+    """The master's agents by hostname; an active one wins over older records of the same node."""
+    answer = httpx.post(MESOS_OPERATOR, json={"type": "GET_AGENTS"}, timeout=10).raise_for_status().json()
+    found: dict[str, dict] = {}
+    for agent in answer["get_agents"].get("agents", []):
+        name = agent["agent_info"]["hostname"]
+        if agent.get("active") or name not in found:
+            found[name] = agent
+    return found
+
+
+def active(node: str) -> bool:
+    return bool(agents().get(node, {}).get("active"))
+
+
+def wait_for(what: str, check: Callable[[], T], timeout: float = 120, every: float = 0.5) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+        time.sleep(every)
+
+
+def node_disks(token: str, node: str) -> list[dict[str, Any]]:
+    with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as disks:
+        return disks.request("GET", "/disks", params={"node": node, "page_size": 500})["items"]
+
+
+def resolved(name: str) -> list[str]:
+    """The name's addresses in Consul's DNS ([] while its health check does not pass)."""
+    try:
+        return [a.address for a in RESOLVER.resolve(name, "A")]
+    except dns.resolver.NXDOMAIN:
+        return []
+
+
+def member_page(ip: str) -> str:
+    """A static-web member's page, or "" while nothing answers at its address."""
+    try:
+        return httpx.get(f"http://{ip}:8000/index.html", timeout=3).text
+    except httpx.HTTPError:
+        return ""
+
+
+def host_name() -> str:
+    return subprocess.run(["hostname", "-s"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@contextmanager
+def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1", mem_mb: str = "2048",
+                    images: tuple[str, ...] = ("spindle/base:bookworm",)) -> Iterator[None]:
+    """The nodes (each with ``disks``, offering ``cpus`` and ``mem_mb``, holding ``images``) are the
+    platform's only agents while this lasts; the orchestrator hands out `fabric` IPs and tells job
+    drivers to reach it at the fabric address."""
+    host = host_name()
+    try:
+        for i, node in enumerate(names, 1):
+            sh("deploy/node", "add", node, str(i), disks, cpus, mem_mb, env={"SPINDLE_NODE_IMAGES": " ".join(images)})
+        deploy_lib("stop_mesos_agent")
+        sh("deploy/restart", "orchestrator", env={"SPINDLE_NETWORK_POOL": "fabric",
+                                                  "SPINDLE_PUBLIC_URL": f"http://{FABRIC_ADDR}:8081"})
+        wait_for("the nodes' agents in Mesos, this machine's gone",
+                 lambda: all(active(n) for n in names) and not active(host), 60)
+        yield
+    finally:
+        for node in names:
+            sh("deploy/node", "remove", node)
+        sh("deploy/restart", "orchestrator")
+        deploy_lib("start_mesos_agent")
