@@ -1,6 +1,7 @@
 """Running the framework inside the scheduler process: build its parts, start the pymesos driver,
 and stop with failover (never tearing the framework down on a normal stop)."""
 import logging
+import threading
 from contextlib import contextmanager
 from functools import partial
 
@@ -53,7 +54,20 @@ def running_framework(app: FastAPI):
                                   settings.mesos_master, use_addict=True, implicit_acknowledgements=True)
     driver.start()
     app.state.framework, app.state.driver = framework, driver
+    stop = threading.Event()
+    expiry = threading.Thread(target=_expire_held_offers, args=(framework, driver, stop), name="offer-holds",
+                              daemon=True)
+    expiry.start()
     try:
         yield
     finally:
+        stop.set()
         driver.stop(failover=True)  # keep the framework (and its tasks) registered for our return
+
+
+def _expire_held_offers(framework: SpindleFramework, driver, stop: threading.Event) -> None:
+    while not stop.wait(framework.offer_hold_s / 2):
+        try:
+            framework.expire_held(driver)
+        except Exception:  # a background loop has no caller to raise to
+            log.exception("expiring held offers failed")

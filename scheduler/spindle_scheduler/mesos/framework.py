@@ -86,20 +86,39 @@ class SpindleFramework(Scheduler):
             self.last_offers.update({o.hostname: copy.deepcopy(o) for o in parsed})
             now = self.clock()
             self.held.update({o.offer_id: (o, now) for o in parsed})
-            pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
-            usable = [offer for offer, _ in self.held.values()]
-            launches = self.launcher.launch(pending, usable) if pending and self.reconciled.is_set() else {}
-            # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
-            waiting = bool(pending) and any(not t.kill_requested for t in self.store.in_states("PENDING"))
-            for offer_id, (_, since) in list(self.held.items()):
-                tasks = launches.get(offer_id)
-                if tasks:
-                    driver.launchTasks([{"value": offer_id}], tasks)
-                elif waiting and now - since < self.offer_hold_s:
-                    continue  # held: with the next agents' offers it may complete a placement
-                else:
-                    driver.declineOffer([{"value": offer_id}], {"refuse_seconds": self.refuse_seconds})
-                del self.held[offer_id]
+            self._place_on_held(driver, now)
+
+    def revive(self, driver) -> None:
+        """Something new to place (a launch, a job, a relaunch): first on the offers held now, then
+        ask the master for the others (offers declined before, refuse_seconds, come back now)."""
+        with self.lock:
+            self._place_on_held(driver, self.clock())
+        driver.reviveOffers()
+
+    def expire_held(self, driver) -> None:
+        """Every few seconds (driver.py): held offers past their time are declined even when no new
+        offer arrives to trigger it (the framework may hold every agent's offer)."""
+        with self.lock:
+            if self.held:
+                self._place_on_held(driver, self.clock())
+
+    def _place_on_held(self, driver, now: float) -> None:
+        """Place what is pending on every held offer; launch what fits, hold the rest while something
+        still waits (up to offer_hold_s), decline the others. Under self.lock."""
+        pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
+        usable = [offer for offer, _ in self.held.values()]
+        launches = self.launcher.launch(pending, usable) if pending and usable and self.reconciled.is_set() else {}
+        # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
+        waiting = bool(pending) and any(not t.kill_requested for t in self.store.in_states("PENDING"))
+        for offer_id, (_, since) in list(self.held.items()):
+            tasks = launches.get(offer_id)
+            if tasks:
+                driver.launchTasks([{"value": offer_id}], tasks)
+            elif waiting and now - since < self.offer_hold_s:
+                continue  # held: with the next agents' offers it may complete a placement
+            else:
+                driver.declineOffer([{"value": offer_id}], {"refuse_seconds": self.refuse_seconds})
+            del self.held[offer_id]
 
     def offerRescinded(self, driver, offer_id) -> None:  # noqa: N802
         log.info("offer %s rescinded", offer_id["value"])
@@ -181,7 +200,7 @@ class SpindleFramework(Scheduler):
             task = self.store.relaunch(cluster_id, member_id, new_task_id(member_id), launches_seen,
                                        f"relaunching: {reason}"[:2000])
         if task is not None and task.state == "PENDING":
-            driver.reviveOffers()
+            self.revive(driver)
         return task
 
     def kill_cluster(self, driver, cluster_id: str) -> None:

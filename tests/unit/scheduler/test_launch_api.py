@@ -16,8 +16,9 @@ def launched():
     """A client of an app whose store keeps what it is given (returned as the second value)."""
     added: list = []
     app = build_app(Settings(internal_token="t"))
-    app.state.framework = SimpleNamespace(store=SimpleNamespace(by_cluster=lambda cluster_id: [], add=added.extend))
-    app.state.driver = SimpleNamespace(reviveOffers=lambda: None)
+    app.state.framework = SimpleNamespace(store=SimpleNamespace(by_cluster=lambda cluster_id: [], add=added.extend),
+                                          revive=lambda driver: None)
+    app.state.driver = SimpleNamespace()
     return TestClient(app), added
 
 

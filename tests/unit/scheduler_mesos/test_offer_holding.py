@@ -86,3 +86,29 @@ def test_a_rescinded_or_lost_agents_held_offer_is_dropped():
     fw.offerRescinded(driver, {"value": "o-n1"})
     fw.slaveLost(driver, {"value": "A-n2"})
     assert fw.held == {} and fw.last_offers == {}
+
+
+def test_a_launch_is_placed_on_the_offers_held_now_then_revives_the_rest():
+    # A cluster needing n1 and n9 holds n1's offer; a new one needing only n1 arrives (no new offer
+    # will: the framework holds the node's only offer) and is placed at once.
+    fw, driver, launcher = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    driver.revived = 0
+
+    def revive():
+        driver.revived += 1
+    driver.reviveOffers = revive
+    fw.resourceOffers(driver, [offer("n1")])
+    assert list(fw.held) == ["o-n1"]
+    launcher.needs = {"n1"}
+    fw.revive(driver)
+    assert driver.launched == [("o-n1", ["task-on-n1"])] and fw.held == {} and driver.revived == 1
+
+
+def test_held_offers_expire_without_any_new_offer():
+    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw.resourceOffers(driver, [offer("n1")])
+    fw.expire_held(driver)
+    assert driver.declined == [] and list(fw.held) == ["o-n1"]
+    fw.now[0] = fw.offer_hold_s
+    fw.expire_held(driver)
+    assert driver.declined == ["o-n1"] and fw.held == {}

@@ -81,7 +81,7 @@ def launch_job(body: JobTaskIn, request: Request, response: Response, _: Service
         if again is None:
             raise ApiError(409, "JOB_EXISTS", f"member id {member_id} is taken") from None
         return _existing(again, cluster_id, wanted, response)
-    request.app.state.driver.reviveOffers()  # offers declined before (refuse_seconds) come back now
+    fw.revive(request.app.state.driver)  # on the offers held now, then those declined before
     return task_view(task)
 
 

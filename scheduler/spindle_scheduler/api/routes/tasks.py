@@ -34,7 +34,7 @@ def launch(body: ClusterSpec, request: Request, _: ServiceCaller) -> list[TaskVi
                   kill_requested=False)
              for m in body.members]
     fw.store.add(tasks)
-    request.app.state.driver.reviveOffers()  # offers declined before (refuse_seconds) come back now
+    fw.revive(request.app.state.driver)  # on the offers held now, then those declined before
     return [task_view(t) for t in tasks]
 
 
