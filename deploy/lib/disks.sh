@@ -47,7 +47,7 @@ ensure_dev_disk() {
   mkdir -p "$mnt"
   if ! findmnt -rn -S "$dev" -M "$mnt" >/dev/null; then
     ! mountpoint -q "$mnt" || die "$mnt is already a mount point of something else"
-    mount -o noatime "$dev" "$mnt" || die "cannot mount $dev on $mnt"
+    mount -o noatime,nosuid,nodev "$dev" "$mnt" || die "cannot mount $dev on $mnt"
   fi
 }
 

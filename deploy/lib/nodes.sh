@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Simulated nodes on one machine, really separate: each node NAME has its own network namespace
 # (spdl-NAME), its own dockerd (own data root, exec root, socket, bridge and cgroup parent), its own
-# loop-backed disks mounted below its own disk root, its own Mesos agent and its own node agent, all
-# reaching the control plane only over the node fabric. The fabric is one Linux bridge (spdl-fabric,
+# loop-backed disks (its node agent mounts them below its own disk root), its own Mesos agent and its
+# own node agent, all reaching the control plane only over the node fabric. The fabric is one Linux bridge (spdl-fabric,
 # $SPINDLE_FABRIC_ADDR/24 on the host) that every node joins with a veth; floating IPs of the pool
 # `fabric` are macvlan addresses on it, so the same address can follow a member to any node.
 #
@@ -132,24 +132,23 @@ ensure_node_network() {
   ip -n "$ns" link set fabn up
 }
 
-# ensure_node_disks NAME -> the node's loop disks (DISKS like 2:hdd), labelled spdl-NAME-N and
-# mounted below its own disk root.
+# ensure_node_disks NAME -> the node's loop disks (DISKS like 2:hdd): files attached to direct-I/O
+# loop devices, XFS labelled spdl-NAME-N. Its node agent mounts them (below its own disk root, by
+# label) and registers them; their classes go to it in SPINDLE_NODE_DISK_CLASSES.
 ensure_node_disks() {
-  local node="$1" dir="$SPINDLE_NODES_DIR/$1" n=0 class count item spec file dev label mnt
+  local node="$1" dir="$SPINDLE_NODES_DIR/$1" n=0 class count item spec file dev label
   IFS=',' read -ra spec <<< "$(cat "$dir/disk-spec")"
-  mkdir -p "$dir/dev-disks" "$dir/disks"
+  mkdir -p "$dir/dev-disks" "$dir/disks" "$dir/classes"
   for item in "${spec[@]}"; do
     [[ "$item" =~ ^([0-9]+):(hdd|ssd|nvme)$ ]] || die "disks: '$item' is not COUNT:hdd|ssd|nvme"
     count="${BASH_REMATCH[1]}" class="${BASH_REMATCH[2]}"
     for ((i = 0; i < count; i++)); do
-      n=$((n + 1)) file="$dir/dev-disks/disk$n.img" label="spdl-$node-$n" mnt="$dir/disks/disk$n"
+      n=$((n + 1)) file="$dir/dev-disks/disk$n.img" label="spdl-$node-$n"
       [[ -e "$file" ]] || truncate -s "${SPINDLE_NODE_DISK_SIZE:-2G}" "$file"
       dev="$(losetup -j "$file" | cut -d: -f1 | head -n1)"
       [[ -n "$dev" ]] || dev="$(losetup --direct-io=on --find --show "$file")" || die "cannot attach $file"
       [[ "$(blkid -p -o value -s LABEL "$dev" 2>/dev/null || true)" == "$label" ]] || mkfs.xfs -q -f -L "$label" "$dev"
-      mkdir -p "$mnt"
-      findmnt -rn -S "$dev" -M "$mnt" >/dev/null || mount -o noatime,nosuid,nodev "$dev" "$mnt"
-      echo "\"$label\": \"$class\"" > "$mnt.class"
+      echo "\"$label\": \"$class\"" > "$dir/classes/$label"
     done
   done
 }
@@ -171,7 +170,8 @@ start_node() {
   local token; token="$(cat "$SPINDLE_STATE_DIR/internal-token")"
   node_start_daemon "$node" node-agent env SPINDLE_NODE_NAME="$node" SPINDLE_NODE_ADDRESS="$addr" \
     SPINDLE_NODE_DISK_ROOT="$dir/disks" SPINDLE_NODE_FABRIC_IFACE=fab0 SPINDLE_INTERNAL_TOKEN="$token" \
-    SPINDLE_NODE_CPUS="$cpus" SPINDLE_NODE_MEM_MB="$mem" SPINDLE_NODE_DISK_CLASSES="{$(cat "$dir"/disks/*.class | paste -sd,)}" \
+    SPINDLE_NODE_CPUS="$cpus" SPINDLE_NODE_MEM_MB="$mem" SPINDLE_NODE_DISK_CLASSES="{$(cat "$dir"/classes/* | paste -sd,)}" \
+    SPINDLE_NODE_DISK_LABEL_PREFIX="spdl-$node-" \
     SPINDLE_DISK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8083" SPINDLE_NETWORK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8084" \
     DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-node-agent"
   node_start_daemon "$node" mesos-agent env SPINDLE_MESOS_MASTER="$SPINDLE_FABRIC_ADDR:${SPINDLE_MESOS_PORT:-5050}" \
@@ -224,8 +224,10 @@ remove_node() {
   kill_node "$node"
   for f in "$dir"/dev-disks/*.img; do
     [[ -e "$f" ]] || continue
-    umount "$dir/disks/$(basename "$f" .img)" 2>/dev/null || true
-    for dev in $(losetup -j "$f" | cut -d: -f1); do losetup -d "$dev"; done
+    for dev in $(losetup -j "$f" | cut -d: -f1); do
+      findmnt -rn -S "$dev" -o TARGET | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+      losetup -d "$dev"
+    done
   done
   ip link del "sp-$node" 2>/dev/null || true
   ip netns del "$(node_netns "$node")" 2>/dev/null || true

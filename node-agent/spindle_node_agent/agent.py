@@ -5,7 +5,9 @@ Every iteration (:meth:`NodeAgent.run_once`), each step on its own so one failin
 1. register the node with disk-service (until that worked once; its cpus and memory when configured;
    an existing node of the same name, address and disk root is fine);
 2. heartbeat: ``POST /nodes/{name}/heartbeat`` (disk-service records ``last_seen_at``);
-3. discovery, at start and then every ``SPINDLE_NODE_DISCOVERY_INTERVAL_S``: this host's ``lsblk --json``
+3. discovery, at start and then every ``SPINDLE_NODE_DISCOVERY_INTERVAL_S``: this node's disks mounted
+   nowhere yet are mounted below its disk root (:func:`spindle_node_agent.decisions.disks_to_mount`), then
+   this host's ``lsblk --json``
    posted to ``/nodes/{name}/discover`` (disk-service keeps only devices mounted below the node's disk root),
    with the configured class of each disk disk-service does not know yet;
 4. wipes: each of the node's disks in state ``wiping`` is checked and reformatted here, exactly as
@@ -22,6 +24,7 @@ It talks to the control plane over HTTP only (the internal token, actor ``node-a
 service or an error answer is logged and tried again next iteration.
 """
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -43,8 +46,10 @@ from spindle_node_agent.config import Settings
 from spindle_node_agent.decisions import (
     MACVLAN,
     STALE_AFTER,
+    Mount,
     classes_for_new_disks,
     discovery_due,
+    disks_to_mount,
     disks_to_wipe,
     pool_networks,
     registration_conflict,
@@ -182,7 +187,10 @@ class NodeAgent:
     def discover(self) -> dict[str, Any]:
         """Post this host's ``lsblk --json`` to disk-service (with the configured class of each disk it
         does not know yet); its answer (registered, updated, ignored)."""
-        body: dict[str, Any] = {"lsblk": blockdev.lsblk()}
+        lsblk = blockdev.lsblk()
+        if self.mount_new(lsblk):
+            lsblk = blockdev.lsblk()
+        body: dict[str, Any] = {"lsblk": lsblk}
         if self.settings.node_disk_classes:
             body["classes"] = classes_for_new_disks(self.settings.node_disk_classes, self.disks.disks(node=self.node))
         result = self.disks.request("POST", f"/nodes/{self.node}/discover", json=body)
@@ -190,6 +198,16 @@ class NodeAgent:
             log.info("new disk %s: %s on %s (%s)", disk["id"], disk["device_path"], disk["mount_point"],
                      disk["disk_class"])
         return result
+
+    def mount_new(self, lsblk: dict[str, Any]) -> list[Mount]:
+        """Mount this node's disks that are mounted nowhere yet (``disks_to_mount``); what it mounted."""
+        mounts = disks_to_mount(lsblk, self.settings.node_disk_label_prefix, self.settings.node_disk_root)
+        for mount in mounts:
+            os.makedirs(mount.mount_point, exist_ok=True)
+            blockdev.run(["mount", "-o", blockdev.MOUNT_OPTIONS, mount.device, mount.mount_point],
+                         self.settings.node_wipe_timeout_s)
+            log.info("mounted %s on %s", mount.device, mount.mount_point)
+        return mounts
 
     def _wipe_all(self, it: Iteration) -> None:
         for disk in disks_to_wipe(self.disks.disks(node=self.node, state="wiping"), self.node):

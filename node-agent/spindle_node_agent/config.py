@@ -12,6 +12,8 @@
 | ``SPINDLE_NODE_CPUS``, ``SPINDLE_NODE_MEM_MB`` | unset | registered as the node's cpus and memory (when set) |
 | ``SPINDLE_NODE_DISK_CLASSES`` | ``{}`` | JSON: disk class by filesystem label, mount point, device path or serial, |
 | | | given to disk-service for disks it does not know yet (``{"spdl-n1-1": "ssd"}``) |
+| ``SPINDLE_NODE_DISK_LABEL_PREFIX`` | ``spdl-`` | an unmounted xfs/ext4 filesystem labelled so is one of this node's |
+| | | disks: mounted at ``<disk root>/<label>`` (``nosuid,nodev``) before discovery |
 | ``SPINDLE_NODE_AGENT_INTERVAL_S`` | ``2`` | seconds between two iterations |
 | ``SPINDLE_NODE_DISCOVERY_INTERVAL_S`` | ``30`` | seconds between two discoveries (lsblk posted to disk-service) |
 | ``SPINDLE_NODE_WIPE_TIMEOUT_S`` | ``300`` | seconds one wipe command (umount, mkfs, mount) may take |
@@ -44,6 +46,9 @@ class Settings(BaseSettings):
     node_cpus: float | None = Field(default=None, gt=0)
     node_mem_mb: int | None = Field(default=None, gt=0)
     node_disk_classes: dict[str, DiskClass] = {}
+    # Unmounted filesystems labelled so are this node's disks: mounted below the disk root.
+    node_disk_label_prefix: str = Field(default="spdl-", min_length=1, max_length=12,
+                                        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     node_agent_interval_s: float = Field(default=2.0, gt=0, le=3600)
     node_discovery_interval_s: float = Field(default=30.0, gt=0)
     node_wipe_timeout_s: float = Field(default=300.0, gt=0)

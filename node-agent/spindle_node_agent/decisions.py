@@ -1,9 +1,12 @@
 """The node agent's decisions, as pure functions over what the services answered (unit-tested)."""
+import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from spindle_disk.discovery import flatten
 from spindle_disk.states import WIPING
 
 MACVLAN = "macvlan"
@@ -97,3 +100,31 @@ def _docker_time(value: str | None) -> datetime | None:
         return datetime.fromisoformat(f"{head}.{frac[:6].ljust(6, '0')}+00:00" if frac else f"{head}+00:00")
     except ValueError:
         return None
+
+
+# Filesystems Spindle formats its disks with (disk-service's wipe keeps a disk's own).
+MOUNTABLE_FS = frozenset({"xfs", "ext4"})
+SAFE_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class Mount:
+    device: str
+    mount_point: str
+
+
+def disks_to_mount(lsblk: Mapping[str, Any], label_prefix: str, disk_root: str) -> list[Mount]:
+    """This node's Spindle disks that are mounted nowhere yet: a filesystem labelled ``label_prefix…``
+    (xfs or ext4), each to go to ``<disk_root>/<label>``. The prefix keeps a node to its own disks
+    where nodes share a kernel (simulated nodes: ``spdl-<node>-``)."""
+    found = []
+    for device in flatten(dict(lsblk)):
+        label = device.get("label") or ""
+        if not label.startswith(label_prefix) or not SAFE_LABEL.fullmatch(label):
+            continue
+        if (device.get("fstype") or "") not in MOUNTABLE_FS or not device.get("path"):
+            continue
+        if device.get("mountpoint") or any(device.get("mountpoints") or []):
+            continue
+        found.append(Mount(device["path"], posixpath.join(disk_root, label)))
+    return sorted(found, key=lambda m: m.mount_point)

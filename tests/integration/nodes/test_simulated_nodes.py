@@ -72,7 +72,12 @@ def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
     for node in NODES:
         disks = node_disks(nodes["token"], node)
         assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-1", f"spdl-{node}-2"], disks
-        assert all(d["mount_point"].startswith(f"{STATE_DIR}/nodes/{node}/disks/") for d in disks), disks
+        # Mounted by the node's own agent, below its own disk root, by label, nosuid and nodev.
+        assert sorted(d["mount_point"] for d in disks) == [f"{STATE_DIR}/nodes/{node}/disks/spdl-{node}-{i}"
+                                                           for i in (1, 2)], disks
+        for d in disks:
+            options = sh("findmnt", "-rn", "-o", "OPTIONS", d["mount_point"]).split(",")
+            assert {"nosuid", "nodev"} <= set(options), (d["mount_point"], options)
         assert all(d["state"] == "free" for d in disks), disks
     # An admin sees every node, each heart-beating through its node agent, and their disks.
     with live_user(database_url, "nodeadmin", is_admin=True) as admin:
@@ -147,6 +152,10 @@ def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(
             old = {"label": f"io.spindle.member={victim['member_id']}"}
             wait_for(f"the old container of {victim['member_id']} gone from {dead}",
                      lambda: node_docker(dead).containers.list(all=True, filters=old) == [], 150)
+            for m in now["members"]:  # one container per member across every node's Docker
+                where = [n for n in NODES for _ in node_docker(n).containers.list(
+                    filters={"label": f"io.spindle.member={m['member_id']}"})]
+                assert where == [m["node"]], (m["member_id"], where)
             held = [d for n in NODES for d in node_disks(nodes["token"], n) if d["state"] == "allocated"]
             assert sorted(d["owner"] for d in held) == sorted(m["member_id"] for m in now["members"]), held
         finally:
@@ -289,4 +298,4 @@ def test_the_agent_resources_of_a_node_as_a_real_mesos_agent_would_take_them(nod
     assert all(r["disk"]["source"]["type"] == "MOUNT" and r["reservations"] == [{"type": "STATIC", "role": "spindle"}]
                for r in disks), json.dumps(answer)
     assert {r["disk"]["source"]["mount"]["root"] for r in disks} == {
-        f"{STATE_DIR}/nodes/{NODES[0]}/disks/disk1", f"{STATE_DIR}/nodes/{NODES[0]}/disks/disk2"}
+        f"{STATE_DIR}/nodes/{NODES[0]}/disks/spdl-{NODES[0]}-{i}" for i in (1, 2)}

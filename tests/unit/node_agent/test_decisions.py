@@ -8,6 +8,7 @@ from spindle_node_agent.decisions import (
     PoolNetwork,
     classes_for_new_disks,
     discovery_due,
+    disks_to_mount,
     disks_to_wipe,
     pool_networks,
     registration_conflict,
@@ -135,3 +136,27 @@ def _container(cid: str, running: bool, finished: str, labels: dict | None = Non
 ])
 def test_stale_containers_are_spindles_stopped_over_a_minute_ago(container, stale):
     assert stale_containers([container], NOW) == (["old"] if stale else [])
+
+
+def _dev(path, label, fstype="xfs", mountpoint=None, children=()):
+    return {"path": path, "label": label, "fstype": fstype, "mountpoint": mountpoint, "type": "loop",
+            "children": list(children)}
+
+
+@pytest.mark.parametrize(("device", "mounted_at"), [
+    (_dev("/dev/loop1", "spdl-n1-1"), "/srv/n1/disks/spdl-n1-1"),            # ours, mounted nowhere: mount
+    (_dev("/dev/loop2", "spdl-n1-2", fstype="ext4"), "/srv/n1/disks/spdl-n1-2"),
+    (_dev("/dev/loop3", "spdl-n1-3", mountpoint="/srv/n1/disks/x"), None),   # mounted already
+    (_dev("/dev/loop4", "spdl-n2-1"), None),                                  # another node's prefix
+    (_dev("/dev/loop5", "data"), None),                                       # not Spindle's
+    (_dev("/dev/loop6", "spdl-n1-6", fstype="vfat"), None),                   # not a filesystem Spindle makes
+    (_dev("/dev/loop7", "spdl-n1-7", fstype=None), None),                     # blank
+    ({"path": "/dev/sda", "type": "disk", "children": [_dev("/dev/sda1", "spdl-n1-p")]}, "/srv/n1/disks/spdl-n1-p"),
+])
+def test_disks_to_mount_are_this_nodes_unmounted_spindle_filesystems(device, mounted_at):
+    found = disks_to_mount({"blockdevices": [device]}, "spdl-n1-", "/srv/n1/disks")
+    assert [m.mount_point for m in found] == ([mounted_at] if mounted_at else [])
+
+
+def test_a_label_that_is_no_safe_folder_name_is_never_mounted():
+    assert disks_to_mount({"blockdevices": [_dev("/dev/loop1", "spdl-../x")]}, "spdl-", "/srv/disks") == []
