@@ -89,15 +89,18 @@ class SpindleFramework(Scheduler):
             self._place_on_held(driver, now)
 
     def revive(self, driver) -> None:
-        """Something new to place (a launch, a job, a relaunch): first on the offers held now, then
-        ask the master for the others (offers declined before, refuse_seconds, come back now)."""
+        """Something new to place (a launch, a job, a relaunch): ask the master for every offer
+        (those declined before, refuse_seconds, come back now) and place when they arrive, with the
+        offers held. When the held offers are every node's already, no new offer will come: place
+        on them now (and the hold timer places on whatever is held a few seconds later anyway)."""
         with self.lock:
-            self._place_on_held(driver, self.clock())
+            if {o.hostname for o, _ in self.held.values()} >= set(self.last_offers):
+                self._place_on_held(driver, self.clock())
         driver.reviveOffers()
 
     def expire_held(self, driver) -> None:
-        """Every few seconds (driver.py): held offers past their time are declined even when no new
-        offer arrives to trigger it (the framework may hold every agent's offer)."""
+        """Every few seconds (driver.py): what is pending is placed on the held offers, and held offers
+        past their time are declined, even when no new offer arrives to trigger it."""
         with self.lock:
             if self.held:
                 self._place_on_held(driver, self.clock())

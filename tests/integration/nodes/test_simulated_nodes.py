@@ -164,8 +164,7 @@ def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(
         for node in NODES:
             left = node_docker(node).containers.list(all=True, filters={"label": f"io.spindle.cluster={cluster['id']}"})
             assert left == [], (node, [c.name for c in left])
-        wait_for("every node's disks wiped and free",
-                 lambda: all(d["state"] == "free" for n in NODES for d in node_disks(nodes["token"], n)), 120)
+        wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"]), 120)
 
 
 def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
@@ -238,7 +237,13 @@ def test_killing_the_master_then_restarting_an_agent_loses_no_member(nodes, data
             wait_settled(user, cluster, ("DESTROYED",), timeout=180)
 
 
+def all_disks_free(token: str) -> bool:
+    """Every node's disks wiped and free (a previous test's are wiped in the background)."""
+    return all(d["state"] == "free" for n in NODES for d in node_disks(token, n))
+
+
 def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url):
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"]), 120)
     with live_user(database_url, "nodespark") as user:
         # Workers of 1536 MB: 1024 MB for executors (the manifest keeps 512 for the worker's JVM; a
         # job's executors take 768 MB).
@@ -258,6 +263,7 @@ def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url)
 
 
 def test_engine_executors_on_three_nodes_exchange_partitions_and_get_exact_results(nodes, database_url):
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"]), 120)
     with live_user(database_url, "nodeengine") as user:
         options = {"roles": {"executor": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
                    "placement": {"anti_affinity": ["executor"]}}

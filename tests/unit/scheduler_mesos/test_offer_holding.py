@@ -112,3 +112,16 @@ def test_held_offers_expire_without_any_new_offer():
     fw.now[0] = fw.offer_hold_s
     fw.expire_held(driver)
     assert driver.declined == ["o-n1"] and fw.held == {}
+
+
+def test_a_launch_waits_for_the_offers_of_nodes_not_held_rather_than_spread_over_fewer():
+    fw, driver, launcher = framework([], set())
+    driver.reviveOffers = lambda: None
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # nothing pending: both declined
+    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.needs = {"n1", "n2"}
+    fw.resourceOffers(driver, [offer("n1")])  # n1 back first: held
+    fw.revive(driver)  # n2's offer is not held: wait for it instead of placing on n1 alone
+    assert driver.launched == [] and list(fw.held) == ["o-n1"]
+    fw.resourceOffers(driver, [offer("n2")])
+    assert driver.launched == [("o-n1", ["task-on-n1"]), ("o-n2", ["task-on-n2"])]
