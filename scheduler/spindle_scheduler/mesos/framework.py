@@ -32,6 +32,9 @@ ROLE = "spindle"
 # that fits no pending cluster yet is held this long, so a cluster spanning several nodes is placed
 # on offers from all of them at once; then it is declined (a Mesos framework may hold offers).
 OFFER_HOLD_S = 10.0
+# After a REVIVE, placement waits this long for the offers of every node it knows (unless they are
+# all held already), so that spread sees every node and not just the first to answer.
+REVIVE_GATHER_S = 3.0
 
 
 def framework_info(framework_id: str | None, user: str = "root") -> dict[str, Any]:
@@ -59,6 +62,8 @@ class SpindleFramework(Scheduler):
         # Offers neither used nor declined yet, by offer id, with when they arrived.
         self.held: dict[str, tuple[ParsedOffer, float]] = {}
         self.offer_hold_s = OFFER_HOLD_S
+        self.revive_gather_s = REVIVE_GATHER_S
+        self.revived_at: float | None = None
         self.clock: Callable[[], float] = time.monotonic
 
     # --- registration and reconciliation ---------------------------------------------------
@@ -94,9 +99,13 @@ class SpindleFramework(Scheduler):
         offers held. When the held offers are every node's already, no new offer will come: place
         on them now (and the hold timer places on whatever is held a few seconds later anyway)."""
         with self.lock:
-            if {o.hostname for o, _ in self.held.values()} >= set(self.last_offers):
-                self._place_on_held(driver, self.clock())
+            self.revived_at = self.clock()
+            if self._every_node_held():
+                self._place_on_held(driver, self.revived_at)
         driver.reviveOffers()
+
+    def _every_node_held(self) -> bool:
+        return {o.hostname for o, _ in self.held.values()} >= set(self.last_offers)
 
     def expire_held(self, driver) -> None:
         """Every few seconds (driver.py): what is pending is placed on the held offers, and held offers
@@ -110,7 +119,10 @@ class SpindleFramework(Scheduler):
         still waits (up to offer_hold_s), decline the others. Under self.lock."""
         pending = [t for t in self.store.in_states("PENDING") if not t.kill_requested]
         usable = [offer for offer, _ in self.held.values()]
-        launches = self.launcher.launch(pending, usable) if pending and usable and self.reconciled.is_set() else {}
+        gathering = (self.revived_at is not None and now - self.revived_at < self.revive_gather_s
+                     and not self._every_node_held())  # every node's offer may still come: hold
+        launches = self.launcher.launch(pending, usable) \
+            if pending and usable and self.reconciled.is_set() and not gathering else {}
         # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
         waiting = bool(pending) and any(not t.kill_requested for t in self.store.in_states("PENDING"))
         for offer_id, (_, since) in list(self.held.items()):

@@ -180,16 +180,19 @@ def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
             "static-web", "1.0", {**two, "placement": {"strategy": "pack"}})).placeable and len(
             {m.node for m in p.members}) == 1 and p, 60)
         assert spread.placeable and packed.placeable
-        excluded = user.plan("static-web", "1.0", {**small, "placement": {"excluded_nodes": ["n1"]}})
-        assert excluded.placeable and "n1" not in {m.node for m in excluded.members}, excluded
+        excluded = wait_for("a plan without n1", lambda: (p := user.plan(
+            "static-web", "1.0", {"roles": {"server": {"count": 2, "cpus": 0.1, "mem_mb": 64}},
+                                  "placement": {"excluded_nodes": ["n1"]}})).placeable and p, 60)
+        assert "n1" not in {m.node for m in excluded.members}, excluded
         # Four servers that must each be on their own node, on three nodes: one fits nowhere, and
-        # each node says why.
-        plan = user.plan("static-web", "1.0", {"roles": {"server": {"count": 4, "cpus": 0.1, "mem_mb": 64}},
-                                               "placement": {"anti_affinity": ["server"]}})
+        # each node says why (once no node lacks a disk that is being wiped).
+        four = {"roles": {"server": {"count": 4, "cpus": 0.1, "mem_mb": 64}},
+                "placement": {"anti_affinity": ["server"]}}
+        plan = wait_for("a plan refused by anti-affinity alone", lambda: (p := user.plan("static-web", "1.0", four))
+                        .reasons and {r.constraint for r in p.reasons[0].nodes} == {"anti_affinity"} and p, 60)
         assert not plan.placeable and len(plan.reasons) == 1, plan
         by_node = {r.node: r for r in plan.reasons[0].nodes}
         assert set(by_node) == set(NODES), plan
-        assert {r.constraint for r in by_node.values()} == {"anti_affinity"}, plan
         assert all("anti-affinity: one per node" in r.message for r in by_node.values()), plan
 
 
@@ -249,6 +252,10 @@ def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url)
         # job's executors take 768 MB).
         options = {"roles": {"worker": {"count": 4, "mem_mb": 1536, "disks": {"hdd": 1}}},
                    "placement": {"strategy": "spread"}}
+        # Spread is a preference: it uses the nodes whose offers have room. Launch once the
+        # scheduler's offers show every node's disks back (a plan spreads the workers over all three).
+        wait_for("offers with room on every node", lambda: {m.node for m in user.plan("spark", "3.5", options).members
+                                                             if m.member_id.startswith("worker")} == set(NODES), 60)
         cluster = wait_settled(user, user.launch("spark", "3.5", options), ("RUNNING", "FAILED"), timeout=600)
         try:
             assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])

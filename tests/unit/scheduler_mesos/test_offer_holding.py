@@ -125,3 +125,31 @@ def test_a_launch_waits_for_the_offers_of_nodes_not_held_rather_than_spread_over
     assert driver.launched == [] and list(fw.held) == ["o-n1"]
     fw.resourceOffers(driver, [offer("n2")])
     assert driver.launched == [("o-n1", ["task-on-n1"]), ("o-n2", ["task-on-n2"])]
+
+
+def test_after_a_revive_placement_waits_a_moment_for_every_nodes_offer():
+    # n1 and n2 known; after the revive only n2's offer comes at first: a cluster that would fit on
+    # it alone is not placed until n1's comes too (or the gathering time is over).
+    fw, driver, launcher = framework([], set())
+    driver.reviveOffers = lambda: None
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # nothing pending: declined, both known
+    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.needs = {"n2"}
+    fw.revive(driver)
+    fw.resourceOffers(driver, [offer("n2")])
+    assert driver.launched == [] and list(fw.held) == ["o-n2"]
+    fw.resourceOffers(driver, [offer("n1")])  # every node's offer is here: placed
+    assert driver.launched == [("o-n2", ["task-on-n2"])]
+
+
+def test_the_gathering_ends_after_its_time():
+    fw, driver, launcher = framework([], set())
+    driver.reviveOffers = lambda: None
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])
+    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.needs = {"n2"}
+    fw.revive(driver)
+    fw.resourceOffers(driver, [offer("n2")])
+    fw.now[0] = fw.revive_gather_s
+    fw.expire_held(driver)  # n1 never answered: place on what is held
+    assert driver.launched == [("o-n2", ["task-on-n2"])]
