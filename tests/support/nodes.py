@@ -91,6 +91,11 @@ def member_page(ip: str) -> str:
         return ""
 
 
+def _token() -> str:
+    with open(STATE_DIR / "spindle.env") as env:
+        return next(line.split("=", 1)[1].strip() for line in env if line.startswith("SPINDLE_INTERNAL_TOKEN="))
+
+
 def host_name() -> str:
     return subprocess.run(["hostname", "-s"], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -102,9 +107,18 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
     platform's only agents while this lasts; the orchestrator hands out `fabric` IPs and tells job
     drivers to reach it at the fabric address."""
     host = host_name()
+    token = _token()
     try:
         for i, node in enumerate(names, 1):
             sh("deploy/node", "add", node, str(i), disks, cpus, mem_mb, env={"SPINDLE_NODE_IMAGES": " ".join(images)})
+        # Disks a previous use of these nodes left failed (below) are wiped by their nodes and used again.
+        with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as client:
+            for node in names:
+                for disk in node_disks(token, node):
+                    if disk["state"] == "failed":
+                        client.request("POST", f"/disks/{disk['id']}/wipe", json={"reason": "node added again"})
+        wait_for("the nodes' disks free", lambda: all(
+            d["state"] == "free" for n in names for d in node_disks(token, n)), 120)
         deploy_lib("stop_mesos_agent")
         sh("deploy/restart", "orchestrator", env={"SPINDLE_NETWORK_POOL": "fabric",
                                                   "SPINDLE_PUBLIC_URL": f"http://{FABRIC_ADDR}:8081"})
@@ -112,7 +126,19 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
                  lambda: all(active(n) for n in names) and not active(host), 60)
         yield
     finally:
-        for node in names:
-            sh("deploy/node", "remove", node)
+        # A removed node's disks must not look free to anyone after it (the platform's own tests
+        # pick free disks): once wiped by their node, they are marked failed, then the node goes.
+        try:
+            wait_for("the nodes' disks wiped", lambda: all(
+                d["state"] != "wiping" for n in names for d in node_disks(token, n)), 120)
+        finally:
+            with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as client:
+                for node in names:
+                    for disk in node_disks(token, node):
+                        if disk["state"] != "failed":
+                            client.request("POST", f"/disks/{disk['id']}/fail",
+                                           json={"reason": "simulated node removed"})
+            for node in names:
+                sh("deploy/node", "remove", node)
         sh("deploy/restart", "orchestrator")
         deploy_lib("start_mesos_agent")
