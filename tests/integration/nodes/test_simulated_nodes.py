@@ -274,6 +274,9 @@ def test_engine_executors_on_three_nodes_exchange_partitions_and_get_exact_resul
     with live_user(database_url, "nodeengine") as user:
         options = {"roles": {"executor": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
                    "placement": {"anti_affinity": ["executor"]}}
+        # Launch once the scheduler's offers show every node's disks back: an offer rescinded for a
+        # disk that just became free while a launch used it drops the launch (TASK_DROPPED, not retried yet).
+        wait_for("offers with room on every node", lambda: user.plan("engine", "1.0", options).placeable, 60)
         cluster = wait_settled(user, user.launch("engine", "1.0", options), ("RUNNING", "FAILED"), timeout=600)
         try:
             assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
