@@ -103,13 +103,19 @@ class TaskStore:
                                   .with_for_update())
             if task is None or task.launches != launches_seen or task.state not in RELAUNCHABLE_STATES:
                 return task
-            task.task_id, task.state, task.message = new_task_id, "PENDING", message
-            task.hostname = task.agent_id = task.ip = None
-            task.disk_roots, task.disks, task.launches = [], [], task.launches + 1
-            notify(session, TASKS, cluster_id)
-            session.flush()
-            session.refresh(task)  # updated_at, as the database set it
-            return task
+            task.launches += 1
+            return _pending_again(session, task, new_task_id, message)
+
+    def requeue(self, task_id: str, new_task_id: str, message: str) -> Task | None:
+        """A launch the master dropped before it reached a node (the offer it used was no longer
+        valid): the same launch is PENDING again under a new id, to be placed afresh (its launch
+        count unchanged: for the orchestrator nothing ended). None, changing nothing, unless the task
+        is still LAUNCHING and no kill was asked for."""
+        with self.sessions.begin() as session:
+            task = session.scalar(select(Task).where(Task.task_id == task_id).with_for_update())
+            if task is None or task.state != "LAUNCHING" or task.kill_requested:
+                return None
+            return _pending_again(session, task, new_task_id, message)
 
     def request_kill_member(self, cluster_id: str, member_id: str) -> Task | None:
         """Mark one task (e.g. a job's driver) to be killed; None if the cluster has no such member."""
@@ -126,3 +132,14 @@ class TaskStore:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))
             notify(session, TASKS, cluster_id)
         return self.by_cluster(cluster_id)
+
+
+def _pending_again(session: Session, task: Task, new_task_id: str, message: str) -> Task:
+    """``task`` as a new PENDING task, placed nowhere and holding nothing (Mesos never reuses task ids)."""
+    task.task_id, task.state, task.message = new_task_id, "PENDING", message
+    task.hostname = task.agent_id = task.ip = None
+    task.disk_roots, task.disks = [], []
+    notify(session, TASKS, task.cluster_id)
+    session.flush()
+    session.refresh(task)  # updated_at, as the database set it
+    return task

@@ -16,7 +16,7 @@ from typing import Any
 
 from pymesos import Scheduler
 
-from spindle_scheduler.mesos.launcher import Launcher, new_task_id
+from spindle_scheduler.mesos.launcher import Launcher, is_job, new_task_id
 from spindle_scheduler.mesos.offers import ParsedOffer, parse_offer
 from spindle_scheduler.store import TERMINAL_STATES, TaskStore
 
@@ -27,6 +27,9 @@ FAILOVER_TIMEOUT_S = 7 * 24 * 3600.0
 # Partition-aware (Mesos >= 1.1): a task on an agent that stopped answering is TASK_UNREACHABLE,
 # not TASK_LOST, and may come back; Spindle's orchestrator decides to wait or to replace it.
 UNREACHABLE = "TASK_UNREACHABLE"
+# Why the master drops a launch that never reached a node (TASK_DROPPED, or TASK_LOST for a framework
+# that is not partition-aware): the offer it used was no longer valid.
+INVALID_OFFERS = "REASON_INVALID_OFFERS"
 ROLE = "spindle"
 # Offers arrive one agent at a time (each agent's refusal filter ends on its own clock): an offer
 # that fits no pending cluster yet is held this long, so a cluster spanning several nodes is placed
@@ -167,6 +170,9 @@ class SpindleFramework(Scheduler):
                 driver.killTask({"value": task_id})
             return
         message = (update.get("message") or "")[:2000]
+        if (update.get("reason") == INVALID_OFFERS and task.state == "LAUNCHING" and not task.kill_requested
+                and self._retry_dropped(driver, task, message)):
+            return
         if state == UNREACHABLE:
             message = f"node {task.hostname or '?'} unreachable: {message or 'its agent stopped answering'}"[:2000]
         self.store.set(task_id, state=state, message=message)
@@ -177,6 +183,26 @@ class SpindleFramework(Scheduler):
             self._kill(driver, self.store.get(task_id) or task)
         # pymesos acknowledges the update when this returns (implicit acknowledgements), i.e.
         # only after the new state is persisted (and the orchestrator notified of it).
+
+    def _retry_dropped(self, driver, task, message: str) -> bool:
+        """The master dropped a launch before it reached the node: the offer it used had just been
+        rescinded (the node's resources changed, e.g. a disk came back from its wipe) or its agent
+        left. Nothing ran, so the member is placed again (its disks released first) rather than
+        ended; under the offer lock, so a kill of its cluster cannot slip between. False (the
+        update then ends the task as usual) if a kill was asked for or its disks cannot be freed."""
+        with self.lock:
+            try:
+                self.launcher.release_disks([] if is_job(task) else [task.member_id])
+            except Exception:
+                log.exception("task %s was dropped; releasing its disks failed, so it ends", task.task_id)
+                return False
+            again = self.store.requeue(task.task_id, new_task_id(task.member_id),
+                                       f"placing again: the master dropped the launch ({message or 'offer no longer valid'})"[:2000])
+        if again is None:
+            return False
+        log.info("task %s dropped by the master (%s): placing it again as %s", task.task_id, message, again.task_id)
+        self.revive(driver)
+        return True
 
     def _release_soon(self, task, attempts: int = 6) -> None:
         """Free what an ended task held (its container and disks; its IP is the orchestrator's);

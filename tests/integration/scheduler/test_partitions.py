@@ -2,45 +2,8 @@
 an unreachable node is recorded as such, replaced only when the orchestrator asks (its disks released
 first, its old task killed), killed if its node comes back after it was given up, and ended for
 Spindle when its cluster is deleted while its node is away."""
-from types import SimpleNamespace
-
-import pytest
-
-from spindle_common import migrations
-from spindle_common.db import session_factory
-from spindle_scheduler.mesos.framework import SpindleFramework, framework_info
-from spindle_scheduler.models import Task
-from spindle_scheduler.store import TaskStore
-
-
-class RecordingDriver:
-    """Stands in for pymesos' driver (the framework's calls to the master), recording them."""
-
-    def __init__(self):
-        self.killed: list[str] = []
-        self.revived = 0
-
-    def killTask(self, task_id):  # noqa: N802 (pymesos API names)
-        self.killed.append(task_id["value"])
-
-    def reviveOffers(self):  # noqa: N802
-        self.revived += 1
-
-
-@pytest.fixture
-def setup(fresh_database):
-    migrations.upgrade("spindle_scheduler", fresh_database)
-    store = TaskStore(session_factory(fresh_database))
-    store.add([Task(task_id="m0.a", cluster_id="c1", member_id="m0", request={"cpus": 1, "mem_mb": 64},
-                    state="TASK_RUNNING", hostname="spdl-n1", agent_id="agent-1", launches=1)])
-    released: list[list[str]] = []
-    launcher = SimpleNamespace(release_disks=lambda owners: released.append(list(owners)))
-    framework = SpindleFramework(store, launcher, release=lambda task: released.append([task.member_id]))
-    return framework, store, RecordingDriver(), released
-
-
-def update(task_id, state, message=""):
-    return {"task_id": {"value": task_id}, "state": state, "message": message}
+from spindle_scheduler.mesos.framework import framework_info
+from tests.support.framework import update
 
 
 def test_the_framework_says_it_is_partition_aware():
