@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "auth.hpp"
 #include "errors.hpp"
 
 namespace spindle {
@@ -56,6 +57,15 @@ class Connection {
     if (fd_ >= 0) ::close(fd_);
   }
   [[noreturn]] void fail(const std::string& reason) const { throw fetchFailed(url_, address_, reason); }
+
+  /** Proves we hold the cluster secret to the file server (engine/rpc/AUTH.md). */
+  void authenticate() {
+    try {
+      auth::clientHandshake(fd_, auth::secret());
+    } catch (const auth::AuthFailed& e) {
+      fail(e.what());
+    }
+  }
 
   void sendAll(const std::string& data) {
     for (size_t sent = 0; sent < data.size();) {
@@ -148,6 +158,7 @@ std::string Fetcher::fetch(const std::string& url, int64_t offset, int64_t lengt
   std::string dest = dir + "/" + tag + "-cpp" + std::to_string(id) + "-" + std::to_string(getpid()) + "-" +
                      std::to_string(n_++) + "-" + baseName(u.path);
   Connection c(url, u.host);
+  c.authenticate();
   c.sendAll("GET " + std::to_string(offset) + " " + std::to_string(length) + " " + u.path + "\n");
   int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw TaskFailure("INTERNAL", "cannot create " + dest + ": " + std::strerror(errno));

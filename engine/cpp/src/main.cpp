@@ -2,6 +2,7 @@
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TServerSocket.h>
+#include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 #include <pthread.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "auth.hpp"
 #include "handler.hpp"
 
 using namespace apache::thrift;
@@ -112,6 +114,20 @@ void exitOnStdinEof() {
 }
 
 void serveConnection(std::shared_ptr<transport::TTransport> client, ExecutorState& ex, uint64_t conn) {
+  // Nothing of the Executor protocol is read before the caller proved it holds the cluster
+  // secret (engine/rpc/AUTH.md; no secret: local mode, no handshake).
+  auto socket = std::dynamic_pointer_cast<transport::TSocket>(client);
+  try {
+    if (!socket) throw spindle::auth::AuthFailed("not a socket");
+    spindle::auth::serverHandshake(socket->getSocketFD(), spindle::auth::secret());
+  } catch (const std::exception& e) {
+    std::cerr << "cpp executor " << ex.id << ": refused a connection: " << e.what() << std::endl;
+    try {
+      client->close();
+    } catch (...) {
+    }
+    return;
+  }
   pinThread(ex, conn);
   auto handler = std::make_shared<ExecutorHandler>(ex, g_stopping);
   spindle::rpc::ExecutorProcessor processor(handler);

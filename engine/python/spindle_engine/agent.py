@@ -15,6 +15,7 @@ import threading
 
 from thrift.transport import TSocket, TTransport
 
+from .auth import AuthFailed, secret_from_env, server_handshake
 from .backend.executors import ExecutorProcess
 from .errors import EngineError
 from .fileserver import FileServer
@@ -47,7 +48,8 @@ class AgentHost:
         self.cpus = cpus[shift:] + cpus[:shift]
         self.cores = cores or len(self.cpus)
         self.memory = memory or host_memory()
-        self.files = FileServer(work_dirs, bind).start()
+        self.secret = secret_from_env()  # the cluster's (rpc/AUTH.md); None: no authentication
+        self.files = FileServer(work_dirs, bind, secret=self.secret).start()
 
     def info(self):
         return agent_types.AgentInfo(host=self.bind, file_server=self.files.address,
@@ -110,6 +112,12 @@ class AgentHandler:
 
 
 def _serve_connection(client, host):
+    try:  # nothing of the Agent protocol is read before the caller proved it holds the secret
+        server_handshake(client.handle, host.secret)
+    except (AuthFailed, OSError) as e:
+        print(f"agent: refused a connection: {e}", file=sys.stderr, flush=True)
+        client.close()
+        return
     handler = AgentHandler(host)
     processor = Agent.Processor(handler)
     trans = TTransport.TBufferedTransport(client, 1 << 16)

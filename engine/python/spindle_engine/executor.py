@@ -14,6 +14,7 @@ import traceback
 
 from thrift.transport import TSocket, TTransport
 
+from .auth import AuthFailed, secret_from_env, server_handshake
 from .errors import FetchFailed, FunctionFailed, TaskFailure
 from .functions import Context, FunctionLoader, culprit
 from .hostfiles import HostFiles
@@ -164,8 +165,15 @@ def serve(port, handler, bind="127.0.0.1"):
     os.dup2(2, 1)  # user code printing must not fill the pipe the backend stops reading
     processor = Executor.Processor(handler)
     pfactory = protocol_factory()
+    secret = secret_from_env()  # the cluster's (rpc/AUTH.md); None: no authentication
     while not handler.stopping:
         client = server.accept()
+        try:  # no task is read (nor its functions unpickled) before the caller is authenticated
+            server_handshake(client.handle, secret)
+        except (AuthFailed, OSError) as e:
+            print(f"executor {handler.id}: refused a connection: {e}", file=sys.stderr, flush=True)
+            client.close()
+            continue
         trans = TTransport.TBufferedTransport(client, 1 << 16)
         proto = pfactory.getProtocol(trans)
         try:

@@ -11,6 +11,7 @@ import socketserver
 import struct
 import threading
 
+from .auth import AuthFailed, client_handshake, secret_from_env, server_handshake
 from .errors import FetchFailed
 from .rpc import keepalive
 
@@ -36,6 +37,10 @@ def url(address, path):
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self):
+        try:  # no request is read before the caller proved it holds the secret (AUTH.md)
+            server_handshake(self.connection, self.server.secret)
+        except (AuthFailed, OSError):
+            return
         while True:
             line = self.rfile.readline(8192)
             if not line:
@@ -86,8 +91,9 @@ class FileServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, roots, bind="127.0.0.1", port=0, advertise_host=None):
+    def __init__(self, roots, bind="127.0.0.1", port=0, advertise_host=None, secret=None):
         self.roots = [os.path.realpath(r) for r in roots]
+        self.secret = secret if secret is not None else secret_from_env()
         super().__init__((bind, port), _Handler)
         host = advertise_host or (bind if bind not in ("0.0.0.0", "") else "127.0.0.1")
         self.address = f"{host}:{self.server_address[1]}"
@@ -119,6 +125,7 @@ def fetch(file_url, dest, offset=0, length=-1, timeout=30):
         with socket.create_connection((host, int(port)), timeout=min(timeout, CONNECT_TIMEOUT_S)) as s:
             s.settimeout(timeout)
             keepalive(s)
+            client_handshake(s, secret_from_env())
             s.sendall(f"GET {offset} {length} {path}\n".encode())
             f = s.makefile("rb")
             n = _LEN.unpack(_read_exact(f, 8))[0]

@@ -5,6 +5,8 @@ import socket
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
+from .auth import client_handshake, secret_from_env
+
 try:
     from ._gen.spindle_agent import Agent
     from ._gen.spindle_agent import ttypes as agent_types
@@ -29,6 +31,11 @@ def connect(host, port, timeout_ms=None, service=Executor):
     transport = TTransport.TBufferedTransport(sock, 1 << 16)
     transport.open()
     keepalive(sock.handle)
+    try:
+        client_handshake(sock.handle, secret_from_env())  # cluster mode: AUTH.md
+    except OSError:
+        transport.close()
+        raise
     return transport, service.Client(protocol_factory().getProtocol(transport))
 
 
