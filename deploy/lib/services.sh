@@ -10,6 +10,7 @@ SERVICES=(disk-service network-service scheduler orchestrator api-server)
 write_env_file() {
   local f="$SPINDLE_STATE_DIR/spindle.env" token_file="$SPINDLE_STATE_DIR/internal-token"
   [[ -s "$token_file" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$token_file")
+  write_mesos_credentials
   (umask 077; cat > "$f" <<ENV
 SPINDLE_DATABASE_URL=$SPINDLE_DATABASE_URL
 SPINDLE_CONSUL_URL=$SPINDLE_CONSUL_URL
@@ -17,10 +18,23 @@ SPINDLE_BASE_IMAGE=$SPINDLE_BASE_IMAGE
 SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
 SPINDLE_INTERNAL_TOKEN=$(cat "$token_file")
 SPINDLE_MESOS_MASTER=127.0.0.1:$SPINDLE_MESOS_PORT
+SPINDLE_MESOS_PRINCIPAL=spindle
+SPINDLE_MESOS_SECRET=$(cat "$SPINDLE_STATE_DIR/mesos-secret")
 SPINDLE_EXECUTOR_COMMAND=$SPINDLE_VENV/bin/spindle-mesos-executor
 SPINDLE_EXTRA_HOSTS=${SPINDLE_FABRIC_ADDR:-}
 ENV
 )
+}
+
+# The scheduler's Mesos credential (principal "spindle", a random secret kept across runs) and the
+# master's credentials file (Mesos' --credentials format): the master authenticates frameworks and
+# operator calls with it. Both 0600.
+write_mesos_credentials() {
+  local secret_file="$SPINDLE_STATE_DIR/mesos-secret"
+  [[ -s "$secret_file" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$secret_file")
+  mkdir -p "$SPINDLE_STATE_DIR/mesos"
+  (umask 077; printf '{"credentials": [{"principal": "spindle", "secret": "%s"}]}\n' "$(cat "$secret_file")" \
+    > "$SPINDLE_STATE_DIR/mesos/credentials.json")
 }
 
 run_migrations() {
@@ -47,8 +61,12 @@ export SPINDLE_MESOS_AGENT_PORT="${SPINDLE_MESOS_AGENT_PORT:-5051}"
 start_mesos_master() {
   # Without the agent settings (SPINDLE_AGENT_CPUS may be set for the agent): given them, the master
   # would also run a local agent of its own.
+  # Frameworks authenticate once ./deploy/up has written the credentials (and the scheduler's secret).
+  local credentials="$SPINDLE_STATE_DIR/mesos/credentials.json"
+  [[ -s "$credentials" && -n "${SPINDLE_MESOS_SECRET:-}" ]] || credentials=""
   start_daemon mesos-master env -u SPINDLE_MESOS_RESOURCES -u SPINDLE_AGENT_CPUS -u SPINDLE_AGENT_MEM_MB \
-    SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos" "$SPINDLE_VENV/bin/spindle-mesos-embedded"
+    SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos" SPINDLE_MESOS_CREDENTIALS="$credentials" \
+    "$SPINDLE_VENV/bin/spindle-mesos-embedded"
   wait_for "the embedded Mesos master" 30 curl -fs "http://127.0.0.1:$SPINDLE_MESOS_PORT/health"
   start_mesos_agent
 }

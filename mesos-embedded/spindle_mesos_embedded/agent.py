@@ -25,9 +25,12 @@ import asyncio
 import contextlib
 import copy
 import glob
+import hashlib
+import hmac
 import json
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -80,6 +83,9 @@ class AgentExecutor:
     shutting_down: bool = False
     awaiting_since: float | None = None  # recovered and not re-subscribed yet (monotonic)
     exit_reason: str = "REASON_EXECUTOR_TERMINATED"
+    # Given an authentication token when started (every executor this agent version starts); one
+    # recovered from an older agent's checkpoint was not, and is let in without one.
+    authenticated: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -135,6 +141,7 @@ class Agent:
         self.heartbeat_override = heartbeat_s
         self.heartbeat_s = heartbeat_s or 5.0  # until the master says
         self.agent_id = self._read_agent_id()
+        self.executor_key = self._executor_key()
         self.master_id: str | None = None
         self.executors: dict[tuple[str, str], AgentExecutor] = {}
         self.total: list[dict] = []
@@ -151,6 +158,38 @@ class Agent:
     def _meta(self, *parts: str) -> str:
         return os.path.join(self.work_dir, "meta", *parts)
 
+    def _executor_key(self) -> bytes:
+        """The key executors' tokens are signed with (Mesos' ``--executor_secret_key``): made once,
+        kept in the work dir (0600), so executors recovered after an agent restart still authenticate."""
+        path = self._meta("executor-secret-key")
+        try:
+            with open(path, "rb") as f:
+                key = f.read()
+            if len(key) >= 32:
+                return key
+        except FileNotFoundError:
+            pass
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        key = secrets.token_bytes(32)
+        fd = os.open(f"{path}.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        os.replace(f"{path}.tmp", path)
+        return key
+
+    def executor_token(self, framework_id: str, executor_id: str) -> str:
+        """What an executor presents on the executor API (``Authorization: Bearer …``), given to it as
+        ``MESOS_EXECUTOR_AUTHENTICATION_TOKEN`` like a Mesos agent with ``--authenticate_http_executors``."""
+        return hmac.new(self.executor_key, f"{framework_id}\n{executor_id}".encode(), hashlib.sha256).hexdigest()
+
+    def executor_authorized(self, call: dict[str, Any], header: str | None) -> bool:
+        """An executor API call carries its executor's token (unknown executors are refused later)."""
+        executor = self.executors.get((_value(call, "framework_id"), _value(call, "executor_id")))
+        if executor is None or not executor.authenticated:
+            return True
+        expected = f"Bearer {self.executor_token(executor.framework_id, executor.executor_id)}"
+        return hmac.compare_digest((header or "").encode(), expected.encode())
+
     def _read_agent_id(self) -> str | None:
         try:
             with open(self._meta("agent.json")) as f:
@@ -165,6 +204,7 @@ class Agent:
         write_json(self._executor_path(executor), {
             "framework_info": executor.framework_info, "executor_info": executor.info, "sandbox": executor.sandbox,
             "pid": executor.pid, "start_time": executor.start_time, "exited": executor.exited,
+            "authenticated": executor.authenticated,
             "tasks": [{"task_info": t.info, "state": t.state, "status": t.status, "unacknowledged_update": t.unacked}
                       for t in executor.tasks.values()]})
 
@@ -189,7 +229,8 @@ class Agent:
                 executor = AgentExecutor(
                     data["framework_info"]["id"]["value"], data["executor_info"]["executor_id"]["value"],
                     data["executor_info"], data["framework_info"], sandbox=data.get("sandbox", ""),
-                    pid=data.get("pid"), start_time=data.get("start_time"), exited=data.get("exited", False))
+                    pid=data.get("pid"), start_time=data.get("start_time"), exited=data.get("exited", False),
+                    authenticated=data.get("authenticated", False))
                 for entry in data.get("tasks", []):
                     task = AgentTask(entry["task_info"], entry.get("state", "TASK_STAGING"), entry.get("status"),
                                      entry.get("unacknowledged_update"), sent=True)
@@ -433,6 +474,8 @@ class Agent:
                "MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD": f"{SHUTDOWN_GRACE_S:g}secs"}
         for variable in executor.info.get("command", {}).get("environment", {}).get("variables", []):
             env[variable["name"]] = variable.get("value", "")
+        env["MESOS_EXECUTOR_AUTHENTICATION_TOKEN"] = self.executor_token(executor.framework_id, executor.executor_id)
+        executor.authenticated = True
         try:
             with open(os.path.join(executor.sandbox, "stdout"), "ab") as out, \
                     open(os.path.join(executor.sandbox, "stderr"), "ab") as err:

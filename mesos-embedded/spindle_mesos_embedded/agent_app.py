@@ -1,5 +1,6 @@
-"""The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it)
-and /health."""
+"""The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it
+with ``--authenticate_http_executors``: each call carries ``Authorization: Bearer <the token the
+agent gave that executor>``, else 401) and /health."""
 import contextlib
 import json
 
@@ -11,8 +12,8 @@ from spindle_mesos_embedded.master import HEARTBEAT_S
 from spindle_mesos_embedded.recordio import event_stream
 
 
-def _bad(message: str) -> Response:
-    return Response(message, status_code=400, media_type="text/plain")
+def _bad(message: str, status_code: int = 400) -> Response:
+    return Response(message, status_code=status_code, media_type="text/plain")
 
 
 def build_agent_app(agent: Agent) -> FastAPI:
@@ -30,6 +31,10 @@ def build_agent_app(agent: Agent) -> FastAPI:
             call = json.loads(await request.body())
         except ValueError:
             return _bad("body is not JSON")
+        if not isinstance(call, dict):
+            return _bad("body is not a JSON object")
+        if not agent.executor_authorized(call, request.headers.get("authorization")):
+            return _bad("executor calls need the executor's MESOS_EXECUTOR_AUTHENTICATION_TOKEN", 401)
         if call.get("type") == "SUBSCRIBE":
             queue = agent.executor_subscribe(call)
             if isinstance(queue, str):

@@ -4,7 +4,9 @@
 (5050) it listens on, ``SPINDLE_MESOS_WORK_DIR`` (its agent registry), ``SPINDLE_MESOS_AGENT_TIMEOUT_S``
 (15: seconds without an agent heartbeat before the agent is unreachable),
 ``SPINDLE_MESOS_AGENT_HEARTBEAT_S`` (default a third of the timeout), ``SPINDLE_INTERNAL_TOKEN``
-(agents must present it). Single-node compatibility: when the agent settings
+(agents must present it), ``SPINDLE_MESOS_CREDENTIALS`` (a Mesos ``--credentials`` JSON file:
+frameworks and operator calls must authenticate with one of its principals; unset: no
+authentication). Single-node compatibility: when the agent settings
 ``SPINDLE_MESOS_RESOURCES`` / ``SPINDLE_AGENT_CPUS`` / ``SPINDLE_AGENT_MEM_MB`` are set on the master,
 it also runs one local agent as its child (loopback, work dir ``<work dir>/agent``) that lives and
 dies with it, executors included — one process to start and stop, as before the split.
@@ -36,7 +38,7 @@ import uvicorn
 
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.agent_app import build_agent_app
-from spindle_mesos_embedded.app import build_app
+from spindle_mesos_embedded.app import build_app, load_credentials
 from spindle_mesos_embedded.master import Master
 
 log = logging.getLogger("spindle.mesos")
@@ -144,7 +146,10 @@ def run() -> None:
         # the local agent is shut down (its executors included) before the master exits.
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: None)
-    config = uvicorn.Config(build_app(master, os.environ.get("SPINDLE_INTERNAL_TOKEN", "")), host=host, port=port,
+    credentials_file = os.environ.get("SPINDLE_MESOS_CREDENTIALS", "")
+    credentials = load_credentials(credentials_file) if credentials_file else None
+    app = build_app(master, os.environ.get("SPINDLE_INTERNAL_TOKEN", ""), credentials)
+    config = uvicorn.Config(app, host=host, port=port,
                             log_level="warning", timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_S)
     # SPINDLE_EXTRA_HOSTS: more addresses to listen on (e.g. the node fabric's), as every service.
     extra = [h.strip() for h in os.environ.get("SPINDLE_EXTRA_HOSTS", "").split(",") if h.strip() and h.strip() != host]

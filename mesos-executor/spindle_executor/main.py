@@ -4,8 +4,7 @@ import logging
 import signal
 import sys
 
-from pymesos import MesosExecutorDriver
-
+from spindle_executor.driver import ExecutorDriver
 from spindle_executor.executor import DockerExecutor
 
 
@@ -13,7 +12,7 @@ def run() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("spindle.executor").info("executor process up; subscribing to the agent")
     executor = DockerExecutor()
-    driver = MesosExecutorDriver(executor, use_addict=True)
+    driver = ExecutorDriver(executor, use_addict=True)
 
     def stop(signum, _frame):
         # SIGTERM from the agent: take our containers with us. (After SIGKILL the scheduler's

@@ -7,6 +7,10 @@ class Settings(ServiceSettings):
     port: int = 8082
     # Mesos master (host:port); empty = run without a framework (placement dry-runs only).
     mesos_master: str = ""
+    # The framework's credential (HTTP Basic on the scheduler API; FrameworkInfo.principal). Empty:
+    # none, for a master that does not authenticate frameworks.
+    mesos_principal: str = ""
+    mesos_secret: str = ""
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
     # What the Mesos agent runs to start Spindle's executor for a task.

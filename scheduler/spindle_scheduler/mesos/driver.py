@@ -50,8 +50,11 @@ def running_framework(app: FastAPI):
         yield
         return
     framework = build_framework(settings)
-    driver = MesosSchedulerDriver(framework, framework_info(framework.store.framework_id()),
-                                  settings.mesos_master, use_addict=True, implicit_acknowledgements=True)
+    credential = {"principal": settings.mesos_principal, "secret": settings.mesos_secret} \
+        if settings.mesos_principal else {}
+    info = framework_info(framework.store.framework_id(), principal=settings.mesos_principal)
+    driver = MesosSchedulerDriver(framework, info, settings.mesos_master, use_addict=True,
+                                  implicit_acknowledgements=True, **credential)
     driver.start()
     app.state.framework, app.state.driver = framework, driver
     stop = threading.Event()

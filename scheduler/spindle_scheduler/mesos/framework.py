@@ -40,13 +40,15 @@ OFFER_HOLD_S = 10.0
 REVIVE_GATHER_S = 3.0
 
 
-def framework_info(framework_id: str | None, user: str = "root") -> dict[str, Any]:
+def framework_info(framework_id: str | None, user: str = "root", principal: str = "") -> dict[str, Any]:
     info: dict[str, Any] = {
         "user": user, "name": "spindle", "roles": [ROLE], "failover_timeout": FAILOVER_TIMEOUT_S,
         "checkpoint": True, "capabilities": [{"type": "MULTI_ROLE"}, {"type": "PARTITION_AWARE"}],
     }
     if framework_id:
         info["id"] = {"value": framework_id}
+    if principal:  # the principal the framework authenticates as (the master checks they agree)
+        info["principal"] = principal
     return info
 
 
@@ -196,8 +198,9 @@ class SpindleFramework(Scheduler):
             except Exception:
                 log.exception("task %s was dropped; releasing its disks failed, so it ends", task.task_id)
                 return False
+            why = message or "offer no longer valid"
             again = self.store.requeue(task.task_id, new_task_id(task.member_id),
-                                       f"placing again: the master dropped the launch ({message or 'offer no longer valid'})"[:2000])
+                                       f"placing again: the master dropped the launch ({why})"[:2000])
         if again is None:
             return False
         log.info("task %s dropped by the master (%s): placing it again as %s", task.task_id, message, again.task_id)

@@ -9,6 +9,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +18,10 @@ from pymesos import MesosSchedulerDriver, Scheduler
 from tests.support.embedded_master import MesosProcess, embedded_agent, embedded_master, master_process
 
 EXECUTOR = f"{sys.executable} {Path(__file__).parent / 'sleepy_executor.py'}"
+
+# The credential the suite's frameworks and operator calls use against a master that authenticates
+# them (a real one with --authenticate_http_frameworks, say); unset: none.
+CREDENTIAL = (os.environ.get("SPINDLE_MESOS_PRINCIPAL", ""), os.environ.get("SPINDLE_MESOS_SECRET", ""))
 
 
 def write_resources(path: Path, disk: Path) -> Path:
@@ -49,6 +54,7 @@ class Cluster:
     master: MesosProcess | None = None  # None: a real master (SPINDLE_MESOS_MASTER_URL)
     agents: dict[str, MesosProcess] = field(default_factory=dict)  # node name → agent process
     disks: dict[str, str] = field(default_factory=dict)  # node name → its MOUNT disk root
+    credential: tuple[str, str] = ("", "")  # for operator calls, when the master authenticates them
 
     def require_own_processes(self, why: str) -> None:
         if self.master is None:
@@ -59,7 +65,7 @@ class Cluster:
         """Wait until ``count`` agents are active; returns GET_AGENTS' agents."""
         deadline = time.monotonic() + timeout
         while True:
-            agents = operator(self.url, "GET_AGENTS")["get_agents"]["agents"]
+            agents = operator(self.url, "GET_AGENTS", self.credential)["get_agents"]["agents"]
             if sum(a["active"] for a in agents) >= count:
                 return agents
             assert time.monotonic() < deadline, f"fewer than {count} active agents: {agents}"
@@ -68,17 +74,18 @@ class Cluster:
 
 @pytest.fixture
 def make_cluster(tmp_path):
-    """``make_cluster(agents, **settings)``: the embedded master with ``agents`` agent processes named
-    node-0…, each with its own port, work dir and MOUNT disk, all given the SPINDLE_… ``settings``
-    (e.g. SPINDLE_MESOS_AGENT_TIMEOUT_S); all stopped afterwards (agents with SIGUSR1: their
-    executors too). Against a real master: that master, as it is."""
+    """``make_cluster(agents, credential, **settings)``: the embedded master with ``agents`` agent
+    processes named node-0…, each with its own port, work dir and MOUNT disk, all given the SPINDLE_…
+    ``settings`` (e.g. SPINDLE_MESOS_AGENT_TIMEOUT_S; ``credential`` for operator calls to a master
+    given credentials); all stopped afterwards (agents with SIGUSR1: their executors too). Against a
+    real master: that master, as it is."""
     with ExitStack() as stack:
-        def make(agents: int, **settings: str) -> Cluster:
+        def make(agents: int, credential: tuple[str, str] = CREDENTIAL, **settings: str) -> Cluster:
             external = os.environ.get("SPINDLE_MESOS_MASTER_URL")
             if external:
-                return Cluster(external)
+                return Cluster(external, credential=CREDENTIAL)
             master = stack.enter_context(master_process(tmp_path / "master", **settings))
-            cluster = Cluster(master.address, master)
+            cluster = Cluster(master.address, master, credential=credential)
             for i in range(agents):
                 node = f"node-{i}"
                 resources = write_resources(tmp_path / node / "resources.json", tmp_path / node / "disk1")
@@ -143,7 +150,7 @@ class Recorder(Scheduler):
 
 
 @contextmanager
-def framework(master_url: str, recorder: Recorder, **options):
+def framework(master_url: str, recorder: Recorder, **options: Any):
     """A started framework driver, stopped (torn down) afterwards."""
     driver = start_framework(master_url, recorder, **options)
     try:
@@ -154,17 +161,23 @@ def framework(master_url: str, recorder: Recorder, **options):
 
 
 def start_framework(master_url: str, recorder: Recorder, framework_id: str | None = None,
-                    implicit_acknowledgements: bool = True, partition_aware: bool = False) -> MesosSchedulerDriver:
+                    implicit_acknowledgements: bool = True, partition_aware: bool = False,
+                    credential: tuple[str, str] = CREDENTIAL) -> MesosSchedulerDriver:
     capabilities = [{"type": "MULTI_ROLE"}] + ([{"type": "PARTITION_AWARE"}] if partition_aware else [])
     info = {"user": "root", "name": "spindle-conformance", "roles": ["spindle"], "failover_timeout": 3600,
             "capabilities": capabilities}
     if framework_id:
         info["id"] = {"value": framework_id}
+    principal, secret = credential
+    if principal:
+        info["principal"] = principal
     driver = MesosSchedulerDriver(recorder, info, master_url, use_addict=True,
-                                  implicit_acknowledgements=implicit_acknowledgements)
+                                  implicit_acknowledgements=implicit_acknowledgements,
+                                  **({"principal": principal, "secret": secret} if principal else {}))
     driver.start()
     return driver
 
 
-def operator(master_url: str, call: str) -> dict:
-    return httpx.post(f"http://{master_url}/api/v1", json={"type": call}).raise_for_status().json()
+def operator(master_url: str, call: str, credential: tuple[str, str] = CREDENTIAL) -> dict:
+    auth = credential if credential[0] else None
+    return httpx.post(f"http://{master_url}/api/v1", json={"type": call}, auth=auth).raise_for_status().json()

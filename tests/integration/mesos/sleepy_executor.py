@@ -1,11 +1,14 @@
-"""A minimal executor for the conformance tests, on the real pymesos MesosExecutorDriver:
+"""A minimal executor for the conformance tests, on the real pymesos MesosExecutorDriver (with the
+agent's executor token, as Spindle's executor sends it):
 RUNNING on launch (its message names this process' pid, so tests can tell the same executor from a
 new one), KILLED on kill; ``data`` = "crash" makes it exit at once."""
 import base64
 import os
 import sys
 
-from pymesos import Executor, MesosExecutorDriver
+from pymesos import Executor
+
+from spindle_executor.driver import ExecutorDriver
 
 
 class Sleepy(Executor):
@@ -20,5 +23,5 @@ class Sleepy(Executor):
 
 
 if __name__ == "__main__":
-    MesosExecutorDriver(Sleepy(), use_addict=True).run()
+    ExecutorDriver(Sleepy(), use_addict=True).run()
     sys.exit(0)
