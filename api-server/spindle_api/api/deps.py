@@ -42,6 +42,11 @@ def current_user(session: SessionDep,
     user = user_for_token(session, token)
     # End the read now: the connection goes back to the pool while the route waits on other
     # services (else a burst of requests holds every pooled connection through their upstream calls).
+    # The user is detached first, with what was read: a rollback expires the session's objects, and
+    # the route's first look at an expired one would check a connection out again, for the rest of
+    # the request.
+    if user is not None:
+        session.expunge(user)
     session.rollback()
     if user is None:
         raise ApiError(401, "UNAUTHENTICATED", "the API token is unknown or revoked")
