@@ -1,5 +1,6 @@
 """Cluster rows: creation (idempotent per owner + key), lookup, listing with page tokens, events."""
 import base64
+import secrets
 import uuid
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,27 @@ def wake(session: Session, cluster_id: str) -> None:
     notify(session, CLUSTERS, cluster_id)
 
 
+SECRET_ENV = "SPINDLE_CLUSTER_SECRET"
+
+
+def new_secret() -> str:
+    """A cluster's data-plane secret: 32 random bytes, hex."""
+    return secrets.token_hex(32)
+
+
+def with_secret(env: dict[str, str], cluster: Cluster) -> dict[str, str]:
+    """A member's or driver's container env with its cluster's secret (a cluster created before
+    secrets existed gets one now, kept for every later member and job)."""
+    if not cluster.secret:
+        cluster.secret = new_secret()
+    return {**env, SECRET_ENV: cluster.secret}
+
+
+def container_with_secret(container: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
+    """A rendered member container whose env carries its cluster's secret."""
+    return {**container, "env": with_secret(container.get("env") or {}, cluster)}
+
+
 def create(session: Session, owner: str, product: str, version: str, options: dict[str, Any],
            idempotency_key: str | None) -> tuple[Cluster, bool]:
     """A new PENDING cluster, or the one this owner already created with this key (created=False)."""
@@ -41,7 +63,7 @@ def create(session: Session, owner: str, product: str, version: str, options: di
             return _same_request_or_409(existing, product, version, options), False
     cluster = Cluster(id=new_cluster_id(), owner=owner, product=product, version=version, options=options,
                       state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False,
-                      delete_requested=False)
+                      delete_requested=False, secret=new_secret())
     session.add(cluster)
     record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
                  f"{product} {version} requested by {owner}")

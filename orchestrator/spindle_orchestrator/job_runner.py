@@ -23,7 +23,7 @@ from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.contracts import TERMINAL_TASK_STATES, ClusterState, TaskView, as_utc, utcnow
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
-from spindle_orchestrator.clusters import record_event
+from spindle_orchestrator.clusters import record_event, with_secret
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job
 from spindle_orchestrator.render import RenderError, render_value
@@ -154,11 +154,12 @@ class JobRunner:
             self._end(session, job, jobs.FAILED, f"the driver could not start: {exc}")
             return
         cpus = float(runner.get("cpus", 1.0))
-        body = {"job_id": job.id, "cpus": held_cpus(cpus, self.settings.job_cpus), "cpu_limit": cpus,
+        body: dict[str, Any] = {"job_id": job.id, "cpus": held_cpus(cpus, self.settings.job_cpus), "cpu_limit": cpus,
                 "mem_mb": int(runner.get("mem_mb", 1024)),
                 "container": {"image": runner["image"], "command": command, "env": runner.get("env", {})},
                 "lease": {"address": lease["address"], "docker_network": lease["docker_network"]} if lease else None,
                 "orchestrator_url": self.settings.nodes_url, "origin": self.settings.origin}
+        body["container"]["env"] = with_secret(body["container"]["env"], cluster)  # the cluster's data plane
         try:
             self.scheduler.launch_job(cluster.id, body)
         except ApiError as exc:

@@ -35,7 +35,7 @@ from spindle_common.contracts import (
 )
 from spindle_common.errors import ApiError
 from spindle_orchestrator import jobs
-from spindle_orchestrator.clusters import record_event
+from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
 from spindle_orchestrator.models import Cluster, Member
@@ -233,8 +233,8 @@ class Lifecycle:
             specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb,
                                 disks={DiskClass(c): n for c, n in m.disks.items()},
                                 restart=manifest["roles"][m.role].get("restart", "never"),
-                                container=ContainerSpec(**render_member(context, manifest, cluster.options, m, ips,
-                                                                        planned)),
+                                container=ContainerSpec(**container_with_secret(
+                                    render_member(context, manifest, cluster.options, m, ips, planned), cluster)),
                                 lease=leases.get(m.member_id))
                      for m in planned]
         except RenderError as exc:

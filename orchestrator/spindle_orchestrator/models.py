@@ -30,6 +30,9 @@ class Cluster(Base):
     # Set once a FAILED cluster's resources have been given back.
     cleaned_up: Mapped[bool] = mapped_column(default=False)
     delete_requested: Mapped[bool] = mapped_column(default=False)
+    # The data-plane secret (hex) given to this cluster's members and jobs' drivers only (env
+    # SPINDLE_CLUSTER_SECRET): never in a view, an event or a log (docs/ARCHITECTURE.md).
+    secret: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
 
