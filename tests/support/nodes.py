@@ -17,10 +17,10 @@ import docker
 import httpx
 
 from spindle_common.clients import DiskClient
+from tests.support.mesos_operator import mesos_operator
 
 REPO = Path(__file__).resolve().parents[2]
 STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
-MESOS_OPERATOR = "http://127.0.0.1:5050/api/v1"
 RESOLVER = dns.resolver.Resolver(configure=False)
 RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
 FABRIC_ADDR = "172.31.250.1"  # deploy/lib/nodes.sh: SPINDLE_FABRIC_ADDR
@@ -47,7 +47,7 @@ def node_docker(node: str) -> docker.DockerClient:
 
 def agents() -> dict[str, dict]:
     """The master's agents by hostname; an active one wins over older records of the same node."""
-    answer = httpx.post(MESOS_OPERATOR, json={"type": "GET_AGENTS"}, timeout=10).raise_for_status().json()
+    answer = mesos_operator("GET_AGENTS")
     found: dict[str, dict] = {}
     for agent in answer["get_agents"].get("agents", []):
         name = agent["agent_info"]["hostname"]

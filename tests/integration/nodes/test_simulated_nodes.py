@@ -25,8 +25,8 @@ from tests.support.jobs import (
     wait_job,
 )
 from tests.support.live_users import live_user
+from tests.support.mesos_operator import mesos_operator
 from tests.support.nodes import (
-    MESOS_OPERATOR,
     STATE_DIR,
     active,
     deploy_lib,
@@ -58,12 +58,10 @@ def nodes(platform_env) -> Iterator[dict]:
 
 def job_task_node(job: dict) -> str:
     """The node whose Mesos agent ran the job's driver (a Mesos task named for the job)."""
-    def operator(call: str) -> dict:
-        return httpx.post(MESOS_OPERATOR, json={"type": call}, timeout=10).raise_for_status().json()
-    tasks = operator("GET_TASKS")["get_tasks"]
+    tasks = mesos_operator("GET_TASKS")["get_tasks"]
     [task] = [t for group in ("tasks", "completed_tasks") for t in tasks.get(group, [])
               if t["name"] == f"job-{job['id']}"]
-    [hostname] = [a["agent_info"]["hostname"] for a in operator("GET_AGENTS")["get_agents"]["agents"]
+    [hostname] = [a["agent_info"]["hostname"] for a in mesos_operator("GET_AGENTS")["get_agents"]["agents"]
                   if a["agent_info"]["id"]["value"] == task["agent_id"]["value"]]
     return hostname
 

@@ -27,11 +27,11 @@ from tests.conftest import REPO, STATE_DIR
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
 from tests.support.live_server import serve
 from tests.support.live_users import live_user
+from tests.support.mesos_operator import mesos_operator
 
 JOBS = Path(__file__).parent / "jobs"
 JOBS_DIR = STATE_DIR / "jobs"  # the platform orchestrator's jobs_dir
 FINISHED = ("SUCCEEDED", "FAILED", "KILLED")
-MESOS_OPERATOR = "http://127.0.0.1:5050/api/v1"
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def test_jobs_run_keep_their_logs_and_output_and_die_with_their_cluster(users, p
 
 def mesos_tasks(name: str) -> list[dict]:
     """Tasks the Mesos master knows (live and completed) by name, through its operator API."""
-    answer = httpx.post(MESOS_OPERATOR, json={"type": "GET_TASKS"}, timeout=10).raise_for_status().json()
+    answer = mesos_operator("GET_TASKS")
     tasks = answer["get_tasks"]
     return [t for group in ("tasks", "completed_tasks") for t in tasks.get(group, []) if t["name"] == name]
 
