@@ -129,7 +129,8 @@ class SpindleFramework(Scheduler):
         launches = self.launcher.launch(pending, usable) \
             if pending and usable and self.reconciled.is_set() and not gathering else {}
         # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
-        waiting = bool(pending) and any(not t.kill_requested for t in self.store.in_states("PENDING"))
+        launched = {info["task_id"]["value"] for infos in launches.values() for info in infos}
+        waiting = any(t.task_id not in launched for t in pending)
         for offer_id, (_, since) in list(self.held.items()):
             tasks = launches.get(offer_id)
             if tasks:

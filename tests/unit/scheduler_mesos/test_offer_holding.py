@@ -11,6 +11,10 @@ def offer(agent: str) -> dict:
                           {"name": "mem", "type": "SCALAR", "scalar": {"value": 4096}}]}
 
 
+def pending_task() -> SimpleNamespace:
+    return SimpleNamespace(task_id="t1", kill_requested=False)
+
+
 class Store:
     def __init__(self, pending: list):
         self.pending = pending
@@ -30,8 +34,9 @@ class Launcher:
         self.seen.append(sorted(hosts))
         if not pending or not self.needs <= set(hosts):
             return {}
-        self.store.pending = []  # placed: LAUNCHING
-        return {hosts[h].offer_id: [{"name": f"task-on-{h}"}] for h in sorted(self.needs)}
+        placed, self.store.pending = self.store.pending, []  # placed: LAUNCHING
+        return {hosts[h].offer_id: [{"name": f"task-on-{h}", "task_id": {"value": task.task_id}}]
+                for h, task in zip(sorted(self.needs), placed * len(self.needs), strict=False)}
 
 
 class Driver:
@@ -57,7 +62,7 @@ def framework(pending: list, needs: set[str]) -> tuple[SpindleFramework, Driver,
 
 
 def test_a_cluster_over_two_nodes_is_placed_when_the_second_offer_arrives():
-    fw, driver, launcher = framework([SimpleNamespace(kill_requested=False)], {"n1", "n2"})
+    fw, driver, launcher = framework([pending_task()], {"n1", "n2"})
     fw.resourceOffers(driver, [offer("n1")])
     assert driver.launched == [] and driver.declined == [] and list(fw.held) == ["o-n1"]
     fw.now[0] = 3.0
@@ -73,7 +78,7 @@ def test_with_nothing_to_place_offers_are_declined_at_once():
 
 
 def test_an_offer_held_past_the_hold_time_is_declined():
-    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw, driver, _ = framework([pending_task()], {"n1", "n9"})
     fw.resourceOffers(driver, [offer("n1")])
     fw.now[0] = fw.offer_hold_s + 1
     fw.resourceOffers(driver, [offer("n2")])
@@ -81,7 +86,7 @@ def test_an_offer_held_past_the_hold_time_is_declined():
 
 
 def test_a_rescinded_or_lost_agents_held_offer_is_dropped():
-    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw, driver, _ = framework([pending_task()], {"n1", "n9"})
     fw.resourceOffers(driver, [offer("n1"), offer("n2")])
     fw.offerRescinded(driver, {"value": "o-n1"})
     fw.slaveLost(driver, {"value": "A-n2"})
@@ -91,7 +96,7 @@ def test_a_rescinded_or_lost_agents_held_offer_is_dropped():
 def test_a_launch_is_placed_on_the_offers_held_now_then_revives_the_rest():
     # A cluster needing n1 and n9 holds n1's offer; a new one needing only n1 arrives (no new offer
     # will: the framework holds the node's only offer) and is placed at once.
-    fw, driver, launcher = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw, driver, launcher = framework([pending_task()], {"n1", "n9"})
     driver.revived = 0
 
     def revive():
@@ -105,7 +110,7 @@ def test_a_launch_is_placed_on_the_offers_held_now_then_revives_the_rest():
 
 
 def test_held_offers_expire_without_any_new_offer():
-    fw, driver, _ = framework([SimpleNamespace(kill_requested=False)], {"n1", "n9"})
+    fw, driver, _ = framework([pending_task()], {"n1", "n9"})
     fw.resourceOffers(driver, [offer("n1")])
     fw.expire_held(driver)
     assert driver.declined == [] and list(fw.held) == ["o-n1"]
@@ -118,7 +123,7 @@ def test_a_launch_waits_for_the_offers_of_nodes_not_held_rather_than_spread_over
     fw, driver, launcher = framework([], set())
     driver.reviveOffers = lambda: None
     fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # nothing pending: both declined
-    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.store.pending = [pending_task()]
     launcher.needs = {"n1", "n2"}
     fw.resourceOffers(driver, [offer("n1")])  # n1 back first: held
     fw.revive(driver)  # n2's offer is not held: wait for it instead of placing on n1 alone
@@ -133,7 +138,7 @@ def test_after_a_revive_placement_waits_a_moment_for_every_nodes_offer():
     fw, driver, launcher = framework([], set())
     driver.reviveOffers = lambda: None
     fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # nothing pending: declined, both known
-    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.store.pending = [pending_task()]
     launcher.needs = {"n2"}
     fw.revive(driver)
     fw.resourceOffers(driver, [offer("n2")])
@@ -146,7 +151,7 @@ def test_the_gathering_ends_after_its_time():
     fw, driver, launcher = framework([], set())
     driver.reviveOffers = lambda: None
     fw.resourceOffers(driver, [offer("n1"), offer("n2")])
-    launcher.store.pending = [SimpleNamespace(kill_requested=False)]
+    launcher.store.pending = [pending_task()]
     launcher.needs = {"n2"}
     fw.revive(driver)
     fw.resourceOffers(driver, [offer("n2")])
