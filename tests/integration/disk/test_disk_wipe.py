@@ -1,37 +1,21 @@
 """Release really wipes: on a real loop device (created here, labelled spdl-…, removed after),
 a file written by the owner is gone after release, and the disk is free and mounted again."""
 import json
-import subprocess
 import time
-import uuid
 
 import pytest
 from disk_helpers import ADMIN, SERVICE
 
 from spindle_disk import blockdev
-
-
-def sh(*command: str) -> str:
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+from tests.support.loop_disks import loop_disk as real_loop_disk
+from tests.support.loop_disks import sh
 
 
 @pytest.fixture
 def loop_disk(tmp_path):
     """A 512 MiB sparse file on a direct-I/O loop device with XFS labelled spdl-…, mounted below a disk root."""
-    image, root = tmp_path / "wipe.img", tmp_path / "disks"
-    mount = root / "disk1"
-    mount.mkdir(parents=True)
-    with open(image, "wb") as f:
-        f.truncate(512 << 20)
-    device = sh("losetup", "--direct-io=on", "--find", "--show", str(image))
-    label = f"spdl-{uuid.uuid4().hex[:7]}"
-    try:
-        sh("mkfs.xfs", "-q", "-L", label, device)
-        sh("mount", device, str(mount))
-        yield {"device": device, "root": str(root), "mount": str(mount), "label": label}
-    finally:
-        subprocess.run(["umount", str(mount)], capture_output=True)
-        sh("losetup", "-d", device)
+    with real_loop_disk(tmp_path / "wipe.img", tmp_path / "disks" / "disk1") as disk:
+        yield disk
 
 
 def wait_for_state(api, disk_id: int, wanted: str, timeout: float = 60) -> dict:

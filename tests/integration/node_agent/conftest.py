@@ -3,6 +3,7 @@ served by uvicorn on loopback, no lifespan: nothing registers in Consul), real l
 mounts and the real dockerd, as the disk and network integration tests do."""
 import subprocess
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -15,16 +16,14 @@ from spindle_network.core.config import Settings as NetworkSettings
 from spindle_network.main import build_app as build_network_app
 from spindle_node_agent.config import Settings as AgentSettings
 from tests.support.live_server import serve
+from tests.support.loop_disks import loop_disk as real_loop_disk
+from tests.support.loop_disks import sh
 
 TOKEN = "node-agent-tests-token"
 ADMIN = internal_headers(TOKEN, "test-admin", "admin")
 SERVICE = internal_headers(TOKEN, "scheduler", "service")
 # Not one of disk-service's local_node_addresses: the service leaves this node's wipes to its agent.
 NODE_ADDRESS = "10.254.77.7"
-
-
-def sh(*command: str) -> str:
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
 
 
 @pytest.fixture
@@ -59,20 +58,8 @@ def disk_root(tmp_path) -> str:
 def loop_disk(tmp_path, disk_root):
     """A 512 MiB sparse file on a direct-I/O loop device with XFS labelled spdl-…, mounted below the
     node's disk root."""
-    image, root = tmp_path / "node.img", tmp_path / "disks"
-    mount = root / "disk1"
-    mount.mkdir()
-    with open(image, "wb") as f:
-        f.truncate(512 << 20)
-    device = sh("losetup", "--direct-io=on", "--find", "--show", str(image))
-    label = f"spdl-{uuid.uuid4().hex[:7]}"
-    try:
-        sh("mkfs.xfs", "-q", "-L", label, device)
-        sh("mount", device, str(mount))
-        yield {"device": device, "root": str(root), "mount": str(mount), "label": label}
-    finally:
-        subprocess.run(["umount", str(mount)], capture_output=True)
-        sh("losetup", "-d", device)
+    with real_loop_disk(tmp_path / "node.img", Path(disk_root) / "disk1") as disk:
+        yield disk
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ import docker
 import httpx
 
 from spindle_node_agent.agent import NodeAgent
-from tests.integration.node_agent.conftest import ADMIN, NODE_ADDRESS, SERVICE, sh
+from tests.integration.node_agent.conftest import ADMIN, NODE_ADDRESS, SERVICE
+from tests.support.loop_disks import sh
 
 # Not used by other tests' pools (network tests: 172.31.204.0/22, .208-.213, .216.0/21).
 POOL_CIDR = "172.31.236.0/24"
