@@ -28,6 +28,7 @@ from spindle_common.contracts import (
     Model,
     PortSpec,
     RestartPolicy,
+    SecuritySpec,
     Timestamp,
     as_utc,
 )
@@ -120,6 +121,7 @@ class RoleManifest(Model):
                                           "launched again on fresh disks with the same floating IP")
     env: dict[str, str] | None = None
     files: dict[str, str] | None = None
+    security: SecuritySpec | None = Field(default=None, description="the member's container hardening")
 
 
 class JobsManifest(Model):
@@ -128,6 +130,7 @@ class JobsManifest(Model):
     env: dict[str, str] | None = None
     cpus: float | None = Field(default=None, gt=0)
     mem_mb: int | None = Field(default=None, ge=64)
+    security: SecuritySpec | None = Field(default=None, description="the driver's container hardening")
 
 
 class Manifest(Model):

@@ -265,17 +265,6 @@ class MemMb(RootModel[int]):
     root: Annotated[int, Field(ge=64, title='Mem Mb')]
 
 
-class JobsManifest(ApiModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    command: Annotated[list[str], Field(title='Command')]
-    cpus: Annotated[Cpus | None, Field(title='Cpus')] = None
-    env: Annotated[dict[str, str] | None, Field(title='Env')] = None
-    image: Annotated[str, Field(title='Image')]
-    mem_mb: Annotated[MemMb | None, Field(title='Mem Mb')] = None
-
-
 class Fstype(RootModel[str]):
     root: Annotated[
         str, Field(max_length=32, pattern='^[^\\x00-\\x1f\\x7f]*$', title='Fstype')
@@ -634,32 +623,60 @@ class RoleHealth(ApiModel):
     ] = None
 
 
-class RoleManifest(ApiModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    command: Annotated[list[str] | None, Field(title='Command')] = None
-    count: RoleCount
-    cpus: Annotated[float, Field(gt=0.0, title='Cpus')]
-    disks: Annotated[dict[DiskClass, int] | None, Field(title='Disks')] = None
-    env: Annotated[dict[str, str] | None, Field(title='Env')] = None
-    files: Annotated[dict[str, str] | None, Field(title='Files')] = None
-    health: RoleHealth | None = None
-    mem_mb: Annotated[int, Field(ge=16, title='Mem Mb')]
-    ports: Annotated[list[PortSpec] | None, Field(title='Ports')] = None
-    restart: Annotated[
-        RestartPolicy | None,
-        Field(
-            description='replace: a member that dies while running is launched again on fresh disks with the same floating IP'
-        ),
-    ] = None
-
-
 class ScalarValue(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     value: Annotated[float, Field(title='Value')]
+
+
+class CapAddEnum(StrEnum):
+    CHOWN = 'CHOWN'
+    DAC_OVERRIDE = 'DAC_OVERRIDE'
+    FOWNER = 'FOWNER'
+    KILL = 'KILL'
+    NET_BIND_SERVICE = 'NET_BIND_SERVICE'
+    SETGID = 'SETGID'
+    SETUID = 'SETUID'
+
+
+class User(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="uid[:gid] inside the container (default: the image's user)",
+            pattern='^[0-9]{1,10}(:[0-9]{1,10})?$',
+            title='User',
+        ),
+    ]
+
+
+class SecuritySpec(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    cap_add: Annotated[
+        list[CapAddEnum],
+        Field(
+            description='capabilities kept (every other one is dropped)',
+            title='Cap Add',
+        ),
+    ] = []
+    pids_limit: Annotated[int, Field(ge=16, le=4096, title='Pids Limit')] = 512
+    read_only_root: Annotated[
+        bool,
+        Field(
+            description='read-only root filesystem (a tmpfs at /tmp)',
+            title='Read Only Root',
+        ),
+    ] = False
+    user: Annotated[
+        User | None,
+        Field(
+            description="uid[:gid] inside the container (default: the image's user)",
+            title='User',
+        ),
+    ] = None
 
 
 class Status(StrEnum):
@@ -734,25 +751,18 @@ class DiskSource(ApiModel):
     type: Annotated[Literal['MOUNT'], Field(title='Type')]
 
 
-class Manifest(ApiModel):
+class JobsManifest(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    description: Annotated[str, Field(title='Description')]
+    command: Annotated[list[str], Field(title='Command')]
+    cpus: Annotated[Cpus | None, Field(title='Cpus')] = None
+    env: Annotated[dict[str, str] | None, Field(title='Env')] = None
     image: Annotated[str, Field(title='Image')]
-    jobs: Annotated[
-        JobsManifest | None, Field(description="how a job's driver runs")
+    mem_mb: Annotated[MemMb | None, Field(title='Mem Mb')] = None
+    security: Annotated[
+        SecuritySpec | None, Field(description="the driver's container hardening")
     ] = None
-    name: Annotated[str, Field(title='Name')]
-    options_schema: Annotated[
-        dict[str, Any],
-        Field(
-            description='JSON Schema (2020-12) of the launch options',
-            title='Options Schema',
-        ),
-    ]
-    roles: Annotated[dict[str, RoleManifest], Field(title='Roles')]
-    version: Annotated[str, Field(title='Version')]
 
 
 class MemberView(ApiModel):
@@ -802,6 +812,30 @@ class ResourceDisk(ApiModel):
     source: DiskSource
 
 
+class RoleManifest(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    command: Annotated[list[str] | None, Field(title='Command')] = None
+    count: RoleCount
+    cpus: Annotated[float, Field(gt=0.0, title='Cpus')]
+    disks: Annotated[dict[DiskClass, int] | None, Field(title='Disks')] = None
+    env: Annotated[dict[str, str] | None, Field(title='Env')] = None
+    files: Annotated[dict[str, str] | None, Field(title='Files')] = None
+    health: RoleHealth | None = None
+    mem_mb: Annotated[int, Field(ge=16, title='Mem Mb')]
+    ports: Annotated[list[PortSpec] | None, Field(title='Ports')] = None
+    restart: Annotated[
+        RestartPolicy | None,
+        Field(
+            description='replace: a member that dies while running is launched again on fresh disks with the same floating IP'
+        ),
+    ] = None
+    security: Annotated[
+        SecuritySpec | None, Field(description="the member's container hardening")
+    ] = None
+
+
 class ClusterView(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -818,6 +852,27 @@ class ClusterView(ApiModel):
     reason_code: Annotated[str | None, Field(title='Reason Code')] = None
     state: ClusterState
     updated_at: Annotated[str, Field(title='Updated At')]
+    version: Annotated[str, Field(title='Version')]
+
+
+class Manifest(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    description: Annotated[str, Field(title='Description')]
+    image: Annotated[str, Field(title='Image')]
+    jobs: Annotated[
+        JobsManifest | None, Field(description="how a job's driver runs")
+    ] = None
+    name: Annotated[str, Field(title='Name')]
+    options_schema: Annotated[
+        dict[str, Any],
+        Field(
+            description='JSON Schema (2020-12) of the launch options',
+            title='Options Schema',
+        ),
+    ]
+    roles: Annotated[dict[str, RoleManifest], Field(title='Roles')]
     version: Annotated[str, Field(title='Version')]
 
 

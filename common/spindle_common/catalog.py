@@ -21,11 +21,22 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from spindle_common.contracts import DISK_CLASSES, STRATEGIES
+from spindle_common.contracts import ALLOWED_CAPABILITIES, DISK_CLASSES, MAX_PIDS_LIMIT, STRATEGIES, USER_PATTERN
 from spindle_common.errors import ApiError
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+# A role's (or the jobs') container hardening (``contracts.SecuritySpec``): what it may keep.
+_SECURITY = {
+    "type": "object", "additionalProperties": False,
+    "description": "the container runs as this user, keeps only these capabilities, may have a read-only root",
+    "properties": {
+        "user": {"type": "string", "pattern": USER_PATTERN},
+        "cap_add": {"type": "array", "uniqueItems": True, "items": {"enum": list(ALLOWED_CAPABILITIES)}},
+        "read_only_root": {"type": "boolean"},
+        "pids_limit": {"type": "integer", "minimum": 16, "maximum": MAX_PIDS_LIMIT},
+    },
+}
 
 # The shape every manifest must have (the options schema itself is checked against the meta-schema).
 MANIFEST_SCHEMA: dict[str, Any] = {
@@ -43,7 +54,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "description": "how a job's driver runs: image and templated command (the job's args follow it)",
             "properties": {"image": {"type": "string", "minLength": 1}, "command": _STRINGS, "env": _STRING_MAP,
                            "cpus": {"type": "number", "exclusiveMinimum": 0},
-                           "mem_mb": {"type": "integer", "minimum": 64}},
+                           "mem_mb": {"type": "integer", "minimum": 64}, "security": _SECURITY},
         },
         "roles": {
             "type": "object",
@@ -83,6 +94,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                                                "disks with the same floating IP"},
                     "env": _STRING_MAP,
                     "files": _STRING_MAP,
+                    "security": _SECURITY,
                 },
             },
         },

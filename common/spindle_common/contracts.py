@@ -168,6 +168,35 @@ class HealthCheckSpec(Model):
         return self
 
 
+# Hardened containers: every member and job driver runs with every capability dropped but those its
+# product's role asks for (only these may be asked for), no-new-privileges, a pids limit and capped
+# json-file logs (the executor applies them; ``docs/ARCHITECTURE.md``, "Containers").
+ALLOWED_CAPABILITIES: tuple[str, ...] = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE",
+                                         "SETGID", "SETUID")
+DEFAULT_PIDS_LIMIT = 512
+MAX_PIDS_LIMIT = 4096
+USER_PATTERN = r"^[0-9]{1,10}(:[0-9]{1,10})?$"  # numeric uid[:gid]: no name the image may lack
+
+
+class SecuritySpec(Model):
+    """How locked down a member's (or a job driver's) container is, from the manifest's ``security``."""
+
+    user: str | None = Field(default=None, pattern=USER_PATTERN,
+                             description="uid[:gid] inside the container (default: the image's user)")
+    cap_add: list[Literal[ALLOWED_CAPABILITIES]] = Field(  # type: ignore[valid-type]
+        default=[], description="capabilities kept (every other one is dropped)")
+    read_only_root: bool = Field(default=False, description="read-only root filesystem (a tmpfs at /tmp)")
+    pids_limit: int = Field(default=DEFAULT_PIDS_LIMIT, ge=16, le=MAX_PIDS_LIMIT)
+
+    @property
+    def uid_gid(self) -> tuple[int, int] | None:
+        """The numeric user and group (the gid defaults to the uid), None for the image's own."""
+        if self.user is None:
+            return None
+        uid, _, gid = self.user.partition(":")
+        return int(uid), int(gid or uid)
+
+
 class ContainerSpec(Model):
     """What a member's (or a job driver's) container runs, rendered from the product manifest."""
 
@@ -179,6 +208,7 @@ class ContainerSpec(Model):
     files: dict[str, str] = Field(default={}, description="container path → content")
     health: HealthCheckSpec | None = None
     hostname: str | None = None
+    security: SecuritySpec = SecuritySpec()
 
 
 # What a scheduler task runs: a cluster member, or a job's driver (member id ``job-<job id>``).

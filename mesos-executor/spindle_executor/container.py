@@ -5,13 +5,16 @@ import socket
 import tarfile
 import time
 from pathlib import PurePosixPath
+from typing import Any
 
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
-from docker.types import EndpointConfig, Mount, NetworkingConfig
+from docker.types import EndpointConfig, LogConfig, Mount, NetworkingConfig
 
 from spindle_common.contracts import OWNED_LABEL, TASK_LABEL, HealthCheckSpec
+from spindle_executor import mounts
+from spindle_executor.job import sandbox
 from spindle_executor.task_spec import TaskContainer
 
 
@@ -35,24 +38,109 @@ def _check_disks(spec: TaskContainer) -> None:
     for host_path, container_path in spec.mounts:
         if not os.path.ismount(host_path):
             raise LaunchFailed(f"disk {host_path} is not mounted on this node, cannot give it to {container_path}")
+        try:
+            mounts.ensure_disk(host_path)
+        except mounts.NotHardened as exc:
+            raise LaunchFailed(f"disk {host_path} cannot be given to {container_path}: {exc}") from None
+
+
+# Folders of this executor bound onto themselves nosuid,nodev, by task: unbound when the task's
+# container is removed.
+_bound: dict[str, list[str]] = {}
+
+
+def _harden_folder(task_id: str, path: str) -> None:
+    try:
+        if mounts.ensure_folder(path):
+            _bound.setdefault(task_id, []).append(path)
+    except mounts.NotHardened as exc:
+        raise LaunchFailed(f"{path} cannot be given to the container: {exc}") from None
+
+
+def _release_folders(task_id: str) -> None:
+    for path in _bound.pop(task_id, []):
+        mounts.release_folder(path)
+
+
+def _file_binds(spec: TaskContainer) -> list[tuple[str, str, bool]]:
+    """A read-only root cannot take the config files through the archive API: they are written
+    into the sandbox (``files/``) and each is bound read-only at its path."""
+    if not (spec.files and spec.security.read_only_root):
+        return []
+    folder = sandbox() / "files" / spec.task_id
+    binds = []
+    for path, content in spec.files.items():
+        relative = PurePosixPath(path).relative_to("/")
+        if ".." in relative.parts:
+            raise LaunchFailed(f"config file {path} is not a plain absolute path")
+        host = folder / relative
+        host.parent.mkdir(parents=True, exist_ok=True)
+        host.write_text(content)
+        host.chmod(0o644)
+        binds.append((str(host), path, True))
+    _harden_folder(spec.task_id, str(folder))
+    return binds
+
+
+def _prepare_binds(spec: TaskContainer) -> list[tuple[str, str, bool]]:
+    """Every bind mount of the container, each on a nosuid,nodev filesystem; the disks owned by the
+    container's user when it is not root (they come fresh from a wipe, owned by root)."""
+    _check_disks(spec)
+    if spec.is_job and spec.job_dir:
+        _harden_folder(spec.task_id, spec.job_dir)
+    owner = spec.security.uid_gid
+    if owner and owner != (0, 0):
+        for host_path, _ in spec.mounts:
+            os.chown(host_path, *owner)
+    return spec.binds + _file_binds(spec)
+
+
+def hardening(spec: TaskContainer) -> dict[str, Any]:
+    """The Docker host-config settings every container gets (``docs/ARCHITECTURE.md``, "Containers")."""
+    security = spec.security
+    settings: dict[str, Any] = {
+        "cap_drop": ["ALL"],
+        "cap_add": list(security.cap_add) or None,
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": security.pids_limit,
+        "log_config": LogConfig(type=LogConfig.types.JSON, config=dict(LOG_OPTIONS)),
+        "read_only": security.read_only_root,
+    }
+    if security.read_only_root:
+        size = max(TMPFS_MIN_MB, spec.mem_mb // 4)
+        settings["tmpfs"] = {"/tmp": f"rw,nosuid,nodev,mode=1777,size={size}m"}
+    return settings
+
+
+# json-file logs of every container: at most 3 files of 10 MB.
+LOG_OPTIONS = {"max-size": "10m", "max-file": "3"}
+# A read-only root's /tmp: in RAM, counted in the container's memory; a quarter of it, at least 64 MB.
+TMPFS_MIN_MB = 64
 
 
 def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Container:
     """Start the member's container: limits, dedicated disks at /data/N, floating IP, config files."""
-    _check_disks(spec)
+    try:
+        binds = _prepare_binds(spec)
+    except OSError as exc:
+        _release_folders(spec.task_id)
+        raise LaunchFailed(f"the container's mounts could not be prepared: {exc}") from exc
+    except LaunchFailed:
+        _release_folders(spec.task_id)
+        raise
     networking = None
     if spec.network:
         endpoint = EndpointConfig(version=client.api._version, ipv4_address=spec.ip)
         networking = NetworkingConfig({spec.network: endpoint})
     try:
         try:
-            container_id = _create(client, spec, networking)
+            container_id = _create(client, spec, networking, binds)
         except ImageNotFound:
             if not pull_from_registry(client, spec.image):
                 raise
-            container_id = _create(client, spec, networking)
+            container_id = _create(client, spec, networking, binds)
         container = client.containers.prepare_model({"Id": container_id})  # no inspect: it is read when checked
-        if spec.files:
+        if spec.files and not spec.security.read_only_root:
             container.put_archive("/", _files_archive(spec.files))
         container.start()
     except ImageNotFound:  # create_container never pulls: images come from the node or the registry
@@ -85,12 +173,14 @@ def pull_from_registry(client: docker.DockerClient, image: str) -> bool:
     return True
 
 
-def _create(client: docker.DockerClient, spec: TaskContainer, networking: NetworkingConfig | None) -> str:
+def _create(client: docker.DockerClient, spec: TaskContainer, networking: NetworkingConfig | None,
+            binds: list[tuple[str, str, bool]]) -> str:
     return client.api.create_container(
         spec.image,
         command=spec.command,
         name=spec.container_name,
         hostname=spec.hostname,
+        user=spec.security.user,
         environment=spec.env,
         labels=spec.labels,
         working_dir=spec.working_dir,
@@ -101,7 +191,8 @@ def _create(client: docker.DockerClient, spec: TaskContainer, networking: Networ
             cpuset_cpus=spec.cpuset,
             network_mode=spec.network or "none",
             mounts=[Mount(target=target, source=source, type="bind", read_only=read_only)
-                    for source, target, read_only in spec.binds],
+                    for source, target, read_only in binds],
+            **hardening(spec),
         ),
     )["Id"]
 
@@ -158,6 +249,7 @@ def remove(client: docker.DockerClient, task_id: str) -> int:
             container.remove(force=True)
         except NotFound:
             pass
+    _release_folders(task_id)
     return len(containers)
 
 

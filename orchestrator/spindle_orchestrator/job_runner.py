@@ -156,7 +156,8 @@ class JobRunner:
         cpus = float(runner.get("cpus", 1.0))
         body: dict[str, Any] = {"job_id": job.id, "cpus": held_cpus(cpus, self.settings.job_cpus), "cpu_limit": cpus,
                 "mem_mb": int(runner.get("mem_mb", 1024)),
-                "container": {"image": runner["image"], "command": command, "env": runner.get("env", {})},
+                "container": {"image": runner["image"], "command": command, "env": runner.get("env", {}),
+                              "security": runner.get("security", {})},
                 "lease": {"address": lease["address"], "docker_network": lease["docker_network"]} if lease else None,
                 "orchestrator_url": self.settings.nodes_url, "origin": self.settings.origin}
         body["container"]["env"] = with_secret(body["container"]["env"], cluster)  # the cluster's data plane

@@ -78,4 +78,5 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
         "files": render_value(role.get("files", {}), context, f"{where} files"),
         "health": role.get("health"),
         "hostname": member.name,
+        "security": role.get("security", {}),
     }

@@ -941,6 +941,8 @@ export interface components {
             image: string;
             /** Mem Mb */
             mem_mb?: number | null;
+            /** @description the driver's container hardening */
+            security?: components["schemas"]["SecuritySpec"] | null;
         };
         /** Lsblk */
         Lsblk: {
@@ -1314,11 +1316,41 @@ export interface components {
             ports?: components["schemas"]["PortSpec"][] | null;
             /** @description replace: a member that dies while running is launched again on fresh disks with the same floating IP */
             restart?: components["schemas"]["RestartPolicy"] | null;
+            /** @description the member's container hardening */
+            security?: components["schemas"]["SecuritySpec"] | null;
         };
         /** ScalarValue */
         ScalarValue: {
             /** Value */
             value: number;
+        };
+        /**
+         * SecuritySpec
+         * @description How locked down a member's (or a job driver's) container is, from the manifest's ``security``.
+         */
+        SecuritySpec: {
+            /**
+             * Cap Add
+             * @description capabilities kept (every other one is dropped)
+             * @default []
+             */
+            cap_add: ("CHOWN" | "DAC_OVERRIDE" | "FOWNER" | "KILL" | "NET_BIND_SERVICE" | "SETGID" | "SETUID")[];
+            /**
+             * Pids Limit
+             * @default 512
+             */
+            pids_limit: number;
+            /**
+             * Read Only Root
+             * @description read-only root filesystem (a tmpfs at /tmp)
+             * @default false
+             */
+            read_only_root: boolean;
+            /**
+             * User
+             * @description uid[:gid] inside the container (default: the image's user)
+             */
+            user?: string | null;
         };
         /** ServiceStatus */
         ServiceStatus: {
@@ -4088,4 +4120,5 @@ export const mesosResourceNameValues: ReadonlyArray<FlattenedDeepRequired<compon
 export const poolCreateDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PoolCreate"]["driver"]> = ["bridge", "macvlan"];
 export const portSpecProtocolValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PortSpec"]["protocol"]> = ["tcp", "udp"];
 export const restartPolicyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RestartPolicy"]> = ["never", "replace"];
+export const securitySpecCap_addValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SecuritySpec"]["cap_add"]> = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"];
 export const serviceStatusStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceStatus"]["status"]> = ["passing", "warning", "critical", "missing"];
