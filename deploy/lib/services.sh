@@ -37,6 +37,22 @@ write_mesos_credentials() {
     > "$SPINDLE_STATE_DIR/mesos/credentials.json")
 }
 
+# What tenants' containers see or leave behind lies on its own nosuid,nodev mount, so a setuid
+# binary or a device node put there is inert for the machine's other accounts: the agent's work dir
+# (sandboxes: a job's files and /job/output, members' config files) and the orchestrator's kept job
+# files and outputs (also noexec). Each folder is bound onto itself; idempotent. (Dedicated disks are
+# mounted nosuid,nodev by disk-service and node-agent; the executor checks every path it binds.)
+ensure_tenant_mounts() {
+  local entry dir opts
+  for entry in "$SPINDLE_STATE_DIR/mesos-agent:nosuid,nodev" "$SPINDLE_STATE_DIR/jobs:nosuid,nodev,noexec"; do
+    dir="${entry%:*}" opts="${entry##*:}"
+    mkdir -p "$dir"
+    mountpoint -q "$dir" || mount --bind "$dir" "$dir" || die "cannot bind $dir onto itself"
+    mount -o "remount,bind,$opts" "$dir" || die "cannot remount $dir $opts"
+  done
+  log "tenant folders mounted nosuid,nodev"
+}
+
 run_migrations() {
   for s in "${SERVICES[@]}"; do
     "$SPINDLE_VENV/bin/python" -m spindle_common.migrations "${SERVICE_PACKAGES[$s]}" upgrade >>"$SPINDLE_LOG_DIR/migrations.log" 2>&1 \
