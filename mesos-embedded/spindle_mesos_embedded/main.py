@@ -17,7 +17,8 @@ dies with it, executors included — one process to start and stop, as before th
 checkpoints), ``SPINDLE_MESOS_RESOURCES`` (agent ``--resources`` JSON: a file path or an http URL
 such as disk-service's ``/nodes/<node>/mesos-resources``, called with ``SPINDLE_INTERNAL_TOKEN``;
 re-read every second), ``SPINDLE_NODE_NAME`` (its hostname in offers), ``SPINDLE_AGENT_CPUS`` /
-``SPINDLE_AGENT_MEM_MB`` (override what the resources say; default: this machine's),
+``SPINDLE_AGENT_MEM_MB`` (override what the resources say; default: this machine's, less
+``SPINDLE_AGENT_RESERVED_MEM_MB``, 1024, kept for the platform itself),
 ``SPINDLE_MESOS_AGENT_HEARTBEAT_S`` (default: what the master asks). SIGTERM stops the agent and
 leaves its executors running (a new agent on the same work dir recovers them); SIGUSR1 stops them
 too and unregisters.
@@ -53,6 +54,16 @@ def machine_mem_mb() -> int:
     return kib // 1024
 
 
+# Memory the node keeps for the platform itself (dockerd, the agent, executors, services): taken off
+# the machine's memory before it is offered. An explicit SPINDLE_AGENT_MEM_MB is offered as it is.
+DEFAULT_RESERVED_MEM_MB = 1024
+
+
+def reserved_mem_mb() -> float:
+    value = os.environ.get("SPINDLE_AGENT_RESERVED_MEM_MB", "").strip()
+    return max(float(value), 0.0) if value else float(DEFAULT_RESERVED_MEM_MB)
+
+
 def resource_loader(source: str, token: str):
     """Reads the agent's resources (each call: disk state changes show up)."""
 
@@ -68,8 +79,8 @@ def resource_loader(source: str, token: str):
                 loaded = json.load(f)
         cpus = float(os.environ.get("SPINDLE_AGENT_CPUS") or 0) or next(
             (r["scalar"]["value"] for r in loaded if r["name"] == "cpus"), float(os.cpu_count() or 1))
-        mem = float(os.environ.get("SPINDLE_AGENT_MEM_MB") or 0) or next(
-            (r["scalar"]["value"] for r in loaded if r["name"] == "mem"), float(machine_mem_mb()))
+        machine = next((r["scalar"]["value"] for r in loaded if r["name"] == "mem"), float(machine_mem_mb()))
+        mem = float(os.environ.get("SPINDLE_AGENT_MEM_MB") or 0) or max(machine - reserved_mem_mb(), 0.0)
         rest = [r for r in loaded if r["name"] not in ("cpus", "mem")]
         return [{"name": "cpus", "type": "SCALAR", "scalar": {"value": cpus}},
                 {"name": "mem", "type": "SCALAR", "scalar": {"value": mem}}, *rest]
