@@ -15,12 +15,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 class ApiError(Exception):
     """An error value with a machine-readable code, returned to clients as it is."""
 
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None):
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or {}
+        self.headers = headers or {}  # e.g. Retry-After with a 429 or 503
 
 
 class ErrorBody(BaseModel):
@@ -108,7 +110,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status)
+        return JSONResponse(envelope(exc.code, exc.message, exc.details), status_code=exc.status,
+                            headers=exc.headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -20,3 +20,5 @@ class Settings(ServiceSettings):
     scheduler_url: str = "http://127.0.0.1:8082"
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
+    # Live event streams (SSE) one user may have open at once; more are 429 TOO_MANY_STREAMS.
+    max_streams_per_user: int = 128

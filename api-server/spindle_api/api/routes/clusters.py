@@ -104,7 +104,10 @@ def delete_cluster(username: Username, product: Product, version: Version, clust
             responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                              "description": "the timeline; with Accept: text/event-stream or ?stream=true, "
                                             "a live SSE stream that ends when the cluster settles"},
-                       **CLUSTER_ERRORS})
+                       **CLUSTER_ERRORS,
+                       **error_responses(429, descriptions={
+                           429: "the caller has as many live streams open as one user may (TOO_MANY_STREAMS); "
+                                "close one, or retry after Retry-After"})})
 def cluster_events(username: Username, product: Product, version: Version, cluster_id: ClusterId, request: Request,
                    user: CurrentUser, orchestrator: OrchestratorDep, settings: SettingsDep, session: SessionDep,
                    after_seq: Annotated[int, Query(ge=0)] = 0, stream: bool = False, follow: bool = False,
@@ -119,8 +122,12 @@ def cluster_events(username: Username, product: Product, version: Version, clust
         # database connection and client now, or every open stream would hold them.
         session.close()
         orchestrator.close()
-        return StreamingResponse(_event_stream(settings, user, cluster_id, start, follow),
-                                 media_type="text/event-stream",
+        body = _event_stream(settings, user, cluster_id, start, follow)
+        limiter = request.app.state.streams
+        if not limiter.try_open(user.username, body):
+            raise ApiError(429, "TOO_MANY_STREAMS", f"you have {limiter.per_user} event streams open, as many as "
+                           "one user may; close one first", {"limit": limiter.per_user}, headers={"Retry-After": "5"})
+        return StreamingResponse(body, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     return orchestrator.request("GET", f"/clusters/{cluster_id}/events", params={"after_seq": after_seq})
 

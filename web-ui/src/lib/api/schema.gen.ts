@@ -3376,6 +3376,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description the caller has as many live streams open as one user may (TOO_MANY_STREAMS); close one, or retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description an internal service failed or answered outside its contract */
             502: {
                 headers: {
