@@ -208,6 +208,21 @@ def test_engine_file_server_serves_data_only_to_the_secret_holder(clusters, monk
         agent.close()
 
 
+def test_engine_job_of_the_cluster_holds_the_secret_and_runs(clusters):
+    """Spindle's own driver gets the secret: agents, executors, fetches from its file server work."""
+    user, by_product = clusters
+    cluster = by_product["engine"]
+    job = user.submit(cluster, HERE / "jobs" / "engine_tenant.py")
+    deadline = time.monotonic() + 300
+    while (job := retrying(lambda j=job: user.job(cluster, j["id"])))["state"] not in ENDED:
+        assert time.monotonic() < deadline, job
+        time.sleep(1)
+    assert job["state"] == "SUCCEEDED", (job["message"], job["stderr"][-4000:])
+    result = result_of(job)
+    assert result["sum"] == sum(range(10_000)) and result["groups"] == 7
+    assert result["hosts"] == [m["ip"] for m in cluster["members"] if m["role"] == "executor"]
+
+
 def test_spark_master_refuses_a_driver_without_the_secret(clusters):
     user, by_product = clusters
     cluster = by_product["spark"]
