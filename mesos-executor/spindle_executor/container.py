@@ -108,7 +108,8 @@ def hardening(spec: TaskContainer) -> dict[str, Any]:
     }
     if security.read_only_root:
         size = max(TMPFS_MIN_MB, spec.mem_mb // 4)
-        settings["tmpfs"] = {"/tmp": f"rw,nosuid,nodev,mode=1777,size={size}m"}
+        # exec: the JVM loads native libraries it unpacks there (zstd-jni, snappy); never suid or devices
+        settings["tmpfs"] = {"/tmp": f"rw,exec,nosuid,nodev,mode=1777,size={size}m"}
     return settings
 
 

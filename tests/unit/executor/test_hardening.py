@@ -31,7 +31,7 @@ def host_config(security: dict | None = None, **extra) -> dict:
     ({"cap_add": ["CHOWN", "SETUID"]}, {"CapDrop": ["ALL"], "CapAdd": ["CHOWN", "SETUID"], "PidsLimit": 512}),
     ({"pids_limit": 2048}, {"PidsLimit": 2048, "CapDrop": ["ALL"]}),
     ({"user": "65534:65534", "read_only_root": True},
-     {"ReadonlyRootfs": True, "Tmpfs": {"/tmp": "rw,nosuid,nodev,mode=1777,size=64m"}, "CapDrop": ["ALL"]}),
+     {"ReadonlyRootfs": True, "Tmpfs": {"/tmp": "rw,exec,nosuid,nodev,mode=1777,size=64m"}, "CapDrop": ["ALL"]}),
 ])
 def test_the_spec_becomes_docker_host_config(security, expected):
     config = host_config(security)
