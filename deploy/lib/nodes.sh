@@ -164,7 +164,8 @@ start_node() {
   mkdir -p "$run" "$dir/docker" "$dir/mesos-agent"
   node_start_daemon "$node" dockerd dockerd --data-root "$dir/docker" --exec-root "$run/exec" \
     -H "unix://$run/docker.sock" --pidfile "$run/docker.pid" --bip "172.29.$index.1/24" \
-    --cgroup-parent "/$(node_cgroup "$node")" --userland-proxy=false --log-level warn
+    --cgroup-parent "/$(node_cgroup "$node")" --userland-proxy=false --log-level warn \
+    --insecure-registry "$(node_registry)"
   wait_for "node $node's dockerd" 60 node_docker_ok "$node"
   load_node_images "$node"
   local token; token="$(cat "$SPINDLE_STATE_DIR/internal-token")"
@@ -178,17 +179,23 @@ start_node() {
     SPINDLE_AGENT_HOST="$addr" SPINDLE_AGENT_PORT=5051 SPINDLE_MESOS_WORK_DIR="$dir/mesos-agent" \
     SPINDLE_MESOS_RESOURCES="http://$SPINDLE_FABRIC_ADDR:8083/nodes/$node/mesos-resources" SPINDLE_NODE_NAME="$node" \
     SPINDLE_AGENT_CPUS="$cpus" SPINDLE_AGENT_MEM_MB="$mem" SPINDLE_INTERNAL_TOKEN="$token" \
-    DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-mesos-agent"
+    SPINDLE_REGISTRY="$(node_registry)" DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-mesos-agent"
   log "node $node up at $addr ($cpus cpus, $mem MB)"
 }
 
-# load_node_images NAME -> the product images the node lacks, from the host's Docker (a real
-# deployment pulls them from the nodes' registry: docs/MULTINODE.md).
+# The nodes' (read-only) image registry, on the fabric (deploy/lib/registry.sh).
+node_registry() { echo "$SPINDLE_FABRIC_ADDR:${SPINDLE_REGISTRY_PORT:-5000}"; }
+
+# load_node_images NAME -> the images the node lacks (SPINDLE_NODE_IMAGES), pulled ahead from the
+# nodes' registry over the fabric, as a real node does; any other image a task needs is pulled by
+# its executor at launch (SPINDLE_REGISTRY).
 load_node_images() {
-  local node="$1" image
+  local node="$1" image registry; registry="$(node_registry)"
   for image in ${SPINDLE_NODE_IMAGES:-spindle/base:bookworm}; do
     node_docker "$node" image inspect "$image" >/dev/null 2>&1 && continue
-    docker save "$image" | node_docker "$node" load -q >/dev/null || die "could not load $image into node $node"
+    node_docker "$node" pull -q "$registry/$image" >/dev/null || die "node $node could not pull $image from $registry"
+    node_docker "$node" tag "$registry/$image" "$image"
+    node_docker "$node" rmi "$registry/$image" >/dev/null
   done
 }
 

@@ -48,6 +48,7 @@ pytestmark = pytest.mark.disruptive  # stops this machine's agent and restarts t
 # Each node: 2 cpus and 6 GiB offered (shared by all three on this machine's cores and memory), two
 # hdds, and the images of static-web (and job drivers), Spark and the engine.
 IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0")
+REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (deploy/lib/registry.sh)
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +87,17 @@ def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
         disks = httpx.get("http://127.0.0.1:8080/admin/disks", headers=headers, params={"page_size": 500},
                           timeout=10).raise_for_status().json()["items"]
         assert {d["node"] for d in disks} >= set(NODES)
-    # Every node has its own Docker daemon: the fabric pool's network exists there, made by its agent.
+    # Every node has its own Docker daemon: the fabric pool's network exists there, made by its agent,
+    # and its images came from the nodes' registry over the fabric (their digests name it), the same
+    # images as the host's.
     for node in NODES:
         wait_for(f"the fabric network on {node}",
                  lambda n=node: [net for net in node_docker(n).networks.list() if net.name == "spindle-fabric"], 30)
+        for name in IMAGES:
+            image = node_docker(node).images.get(name)
+            assert any(d.startswith(f"{REGISTRY}/{name.split(':')[0]}@sha256:") for d in image.attrs["RepoDigests"]), \
+                (node, name, image.attrs["RepoDigests"])
+            assert image.id == docker.from_env().images.get(name).id
 
 
 def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(nodes, database_url):

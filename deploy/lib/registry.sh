@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# The nodes' image registry: CNCF Distribution built from its Go module (deploy/registry), two
+# processes over one storage folder. The one on loopback (127.0.0.1:SPINDLE_REGISTRY_PORT, which
+# Docker trusts without TLS) is where this machine pushes every Spindle image; the read-only one on
+# the node fabric's address (SPINDLE_FABRIC_ADDR:SPINDLE_REGISTRY_PORT) is where nodes pull them
+# (their dockerd trusts it as an insecure registry; a member container on the fabric can pull but
+# never push). Real clusters run one registry the same way (docs/MULTINODE.md).
+
+REGISTRY_BIN="$SPINDLE_BIN_DIR/registry"
+export SPINDLE_REGISTRY_PORT="${SPINDLE_REGISTRY_PORT:-5000}"
+
+build_registry() {
+  local src="$SPINDLE_ROOT/deploy/registry" stamp="$SPINDLE_BIN_DIR/registry.src-sha"
+  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  if [[ -x "$REGISTRY_BIN" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
+  log "building the image registry (CNCF Distribution) from its Go module"
+  (cd "$src" && go build -trimpath -o "$REGISTRY_BIN.tmp" .) && mv "$REGISTRY_BIN.tmp" "$REGISTRY_BIN"
+  echo "$sha" > "$stamp"
+}
+
+# registry_config NAME ADDR READONLY -> the config file of one registry process (the read-only one
+# never purges: uploads are the writer's).
+registry_config() {
+  local dir="$SPINDLE_STATE_DIR/registry"
+  (umask 077; cat > "$dir/$1.yml" <<YML
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $dir/data
+  maintenance:
+    uploadpurging:
+      enabled: $([[ $3 == true ]] && echo false || echo true)
+    readonly:
+      enabled: $3
+http:
+  addr: $2
+  secret: $(cat "$dir/http-secret")
+YML
+)
+  echo "$dir/$1.yml"
+}
+
+registry_ok() { curl -fs "http://$1/v2/" >/dev/null; }
+
+ensure_registry() {
+  local dir="$SPINDLE_STATE_DIR/registry" local_addr="127.0.0.1:$SPINDLE_REGISTRY_PORT"
+  local fabric_addr="$SPINDLE_FABRIC_ADDR:$SPINDLE_REGISTRY_PORT"
+  build_registry
+  mkdir -p "$dir/data"
+  [[ -s "$dir/http-secret" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$dir/http-secret")
+  start_daemon registry "$REGISTRY_BIN" serve "$(registry_config registry "$local_addr" false)"
+  start_daemon registry-fabric "$REGISTRY_BIN" serve "$(registry_config registry-fabric "$fabric_addr" true)"
+  wait_for "the image registry on $local_addr" 30 registry_ok "$local_addr"
+  wait_for "the nodes' (read-only) image registry on $fabric_addr" 30 registry_ok "$fabric_addr"
+}
+
+# push_images -> the base image and every product image, into the registry (unchanged layers are
+# not sent again).
+push_images() {
+  local manifest image
+  for image in "$SPINDLE_BASE_IMAGE" $(for manifest in "$SPINDLE_ROOT"/catalog/*/*/manifest.json; do
+                                         product_image_name "$manifest"; done | sort -u); do
+    docker tag "$image" "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image"
+    docker push -q "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image" >/dev/null || die "pushing $image to the registry failed"
+    docker rmi "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image" >/dev/null # the tag only; the image stays
+  done
+  log "images in the registry (nodes pull from $SPINDLE_FABRIC_ADDR:$SPINDLE_REGISTRY_PORT)"
+}
+
+stop_registry() { stop_daemon registry-fabric; stop_daemon registry; }
