@@ -186,16 +186,14 @@ start_node() {
 # The nodes' (read-only) image registry, on the fabric (deploy/lib/registry.sh).
 node_registry() { echo "$SPINDLE_FABRIC_ADDR:${SPINDLE_REGISTRY_PORT:-5000}"; }
 
-# load_node_images NAME -> the images the node lacks (SPINDLE_NODE_IMAGES), pulled ahead from the
-# nodes' registry over the fabric, as a real node does; any other image a task needs is pulled by
-# its executor at launch (SPINDLE_REGISTRY).
+# load_node_images NAME -> the images SPINDLE_NODE_IMAGES, pulled (or brought up to date) ahead
+# from the nodes' registry over the fabric, as a real node does; any other image a task needs is
+# pulled by its executor at launch (SPINDLE_REGISTRY).
 load_node_images() {
   local node="$1" image registry; registry="$(node_registry)"
   for image in ${SPINDLE_NODE_IMAGES:-spindle/base:bookworm}; do
-    node_docker "$node" image inspect "$image" >/dev/null 2>&1 && continue
     node_docker "$node" pull -q "$registry/$image" >/dev/null || die "node $node could not pull $image from $registry"
-    node_docker "$node" tag "$registry/$image" "$image"
-    node_docker "$node" rmi "$registry/$image" >/dev/null
+    node_docker "$node" tag "$registry/$image" "$image" # (the registry's name stays: it keeps the digest)
   done
 }
 
@@ -213,6 +211,7 @@ kill_node() {
   for _ in $(seq 50); do [[ -z "$(node_pids "$node")" ]] && break; sleep 0.1; done
   unmount_below "$SPINDLE_NODES_RUN/$node"
   unmount_below "$SPINDLE_NODES_DIR/$node/docker"
+  unmount_below "$SPINDLE_NODES_DIR/$node/mesos-agent" # sandboxes the executors bound nosuid,nodev
   for c in dockerd node-agent mesos-agent; do rm -f "$SPINDLE_RUN_DIR/node-$node-$c".{pid,start}; done
   log "node $node killed"
 }

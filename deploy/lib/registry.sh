@@ -32,6 +32,9 @@ storage:
   maintenance:
     uploadpurging:
       enabled: $([[ $3 == true ]] && echo false || echo true)
+      age: 168h
+      interval: 24h
+      dryrun: false
     readonly:
       enabled: $3
 http:
@@ -50,8 +53,11 @@ ensure_registry() {
   build_registry
   mkdir -p "$dir/data"
   [[ -s "$dir/http-secret" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$dir/http-secret")
-  start_daemon registry "$REGISTRY_BIN" serve "$(registry_config registry "$local_addr" false)"
-  start_daemon registry-fabric "$REGISTRY_BIN" serve "$(registry_config registry-fabric "$fabric_addr" true)"
+  # (OTEL_TRACES_EXPORTER=none: Distribution would otherwise keep sending traces to localhost:4318.)
+  start_daemon registry env OTEL_TRACES_EXPORTER=none "$REGISTRY_BIN" serve \
+    "$(registry_config registry "$local_addr" false)"
+  start_daemon registry-fabric env OTEL_TRACES_EXPORTER=none "$REGISTRY_BIN" serve \
+    "$(registry_config registry-fabric "$fabric_addr" true)"
   wait_for "the image registry on $local_addr" 30 registry_ok "$local_addr"
   wait_for "the nodes' (read-only) image registry on $fabric_addr" 30 registry_ok "$fabric_addr"
 }

@@ -113,7 +113,10 @@ def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(
                 [container] = node_docker(member["node"]).containers.list(
                     filters={"label": f"io.spindle.member={member['member_id']}"})
                 container.exec_run(["sh", "-c", "echo before > /data/1/marker"])
-                assert f"of {cluster['id']}</h1>" in member_page(member["ip"])
+                # (RUNNING once its port opened on its node; the first packets from this host may
+                # wait for the fabric's ARP.)
+                page = wait_for(f"{member['member_id']}'s page", lambda m=member: member_page(m["ip"]), 15)
+                assert f"of {cluster['id']}</h1>" in page
                 mine = {"label": f"io.spindle.member={member['member_id']}"}
                 assert docker.from_env().containers.list(filters=mine) == [], "not on this machine's Docker"
             victim = cluster["members"][0]
