@@ -73,3 +73,15 @@ internal_call() {
   curl -fsS -X "$1" "$2" -H "Authorization: Bearer $SPINDLE_INTERNAL_TOKEN" -H "X-Spindle-Actor: deploy" \
     -H "X-Spindle-Role: admin" -H "Content-Type: application/json" ${3:+--data "$3"}
 }
+
+# build_go_program NAME WHAT -> $SPINDLE_BIN_DIR/NAME built from the Go module deploy/NAME (a tiny
+# main with a committed go.sum); skipped while that module is unchanged since the last build.
+build_go_program() {
+  local src="$SPINDLE_ROOT/deploy/$1" bin="$SPINDLE_BIN_DIR/$1" stamp="$SPINDLE_BIN_DIR/$1.src-sha"
+  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  if [[ -x "$bin" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
+  log "building $2 from its Go module"
+  if ! (cd "$src" && go build -trimpath -o "$bin.tmp" .); then die "building $1 failed"; fi
+  mv "$bin.tmp" "$bin"
+  echo "$sha" > "$stamp"
+}

@@ -4,14 +4,7 @@
 CONSUL_BIN="$SPINDLE_BIN_DIR/consul"
 export SPINDLE_CONSUL_URL="${SPINDLE_CONSUL_URL:-http://127.0.0.1:8500}"
 
-build_consul() {
-  local src="$SPINDLE_ROOT/deploy/consul" stamp="$SPINDLE_BIN_DIR/consul.src-sha"
-  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
-  if [[ -x "$CONSUL_BIN" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
-  log "building Consul from its Go module (first build takes several minutes)"
-  (cd "$src" && go build -trimpath -o "$CONSUL_BIN.tmp" .) && mv "$CONSUL_BIN.tmp" "$CONSUL_BIN"
-  echo "$sha" > "$stamp"
-}
+build_consul() { build_go_program consul "Consul (first build takes several minutes)"; }
 
 consul_ok() { curl -fs "$SPINDLE_CONSUL_URL/v1/status/leader" | grep -q ':'; }
 

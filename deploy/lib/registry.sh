@@ -9,14 +9,7 @@
 REGISTRY_BIN="$SPINDLE_BIN_DIR/registry"
 export SPINDLE_REGISTRY_PORT="${SPINDLE_REGISTRY_PORT:-5000}"
 
-build_registry() {
-  local src="$SPINDLE_ROOT/deploy/registry" stamp="$SPINDLE_BIN_DIR/registry.src-sha"
-  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
-  if [[ -x "$REGISTRY_BIN" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
-  log "building the image registry (CNCF Distribution) from its Go module"
-  (cd "$src" && go build -trimpath -o "$REGISTRY_BIN.tmp" .) && mv "$REGISTRY_BIN.tmp" "$REGISTRY_BIN"
-  echo "$sha" > "$stamp"
-}
+build_registry() { build_go_program registry "the image registry (CNCF Distribution)"; }
 
 # registry_config NAME ADDR READONLY -> the config file of one registry process (the read-only one
 # never purges: uploads are the writer's).
