@@ -14,6 +14,13 @@ from spindle_common.errors import ApiError
 Service = Literal["orchestrator", "scheduler", "disk-service", "network-service"]
 
 
+def actor_of(user: User) -> str:
+    """The user's stable, never reused identity as the internal services know it ("u<users.id>"):
+    what the api-server forwards as the actor and what the orchestrator keys ownership by
+    (``clusters.owner_id``). A user deleted and created again under the same name is another actor."""
+    return f"u{user.id}"
+
+
 def service_url(settings: Settings, service: Service) -> str:
     return {"orchestrator": settings.orchestrator_url, "scheduler": settings.scheduler_url,
             "disk-service": settings.disk_service_url, "network-service": settings.network_service_url}[service]
@@ -44,7 +51,7 @@ def service_client(settings: Settings, service: Service, user: User,
                    role: Role = "service") -> Iterator[UpstreamClient]:
     """A client of ``service`` acting for ``user`` (the api-server has already decided what the user
     may do; ``admin`` is for the admin endpoints' inventory services)."""
-    client = UpstreamClient(service, service_url(settings, service), settings.internal_token, actor=user.username,
+    client = UpstreamClient(service, service_url(settings, service), settings.internal_token, actor=actor_of(user),
                             role=role)
     try:
         yield client
