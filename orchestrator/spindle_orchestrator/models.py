@@ -14,10 +14,15 @@ class Base(DeclarativeBase):
 
 class Cluster(Base):
     __tablename__ = "clusters"
-    __table_args__ = (UniqueConstraint("owner", "idempotency_key", name="uq_clusters_owner_idempotency_key"),)
+    __table_args__ = (UniqueConstraint("owner_id", "idempotency_key", name="uq_clusters_owner_id_idempotency_key"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # The owner's username: a name to show and to address the cluster by, not who owns it.
     owner: Mapped[str] = mapped_column(String(64), index=True)
+    # Who owns it: the user's stable, never reused id (spindle_api.upstream.actor_of, "u<users.id>"),
+    # so a user re-created under the same name owns none of it. NULL only for a cluster from before
+    # ids whose user was already gone (migration 0005): nobody's but the admins'.
+    owner_id: Mapped[str | None] = mapped_column(String(64), index=True)
     product: Mapped[str] = mapped_column(String(64))
     version: Mapped[str] = mapped_column(String(32))
     options: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -33,6 +38,8 @@ class Cluster(Base):
     # The data-plane secret (hex) given to this cluster's members and jobs' drivers only (env
     # SPINDLE_CLUSTER_SECRET): never in a view, an event or a log (docs/ARCHITECTURE.md).
     secret: Mapped[str | None] = mapped_column(String(128))
+    # What the cluster counts against its owner's quota (quotas.Amounts as JSON), fixed at creation.
+    demand: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
 
@@ -94,3 +101,18 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+
+
+class Quota(Base):
+    """A user's limits (by the owner the api-server forwards); NULL: the platform's default. A row
+    with every limit NULL is still the lock the user's launches serialise on (quotas.py)."""
+
+    __tablename__ = "quotas"
+
+    owner: Mapped[str] = mapped_column(String(64), primary_key=True)
+    clusters: Mapped[int | None]
+    cpus: Mapped[float | None]
+    mem_mb: Mapped[int | None]
+    disks: Mapped[dict[str, int] | None] = mapped_column(JSON)  # per class; a class missing: its default
+    floating_ips: Mapped[int | None]
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
