@@ -1,13 +1,13 @@
 """quotas: per-user limits, and what each cluster counts against its owner's
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 S = "orchestrator"
