@@ -197,6 +197,15 @@ class SecuritySpec(Model):
         return int(uid), int(gid or uid)
 
 
+class IsolationSpec(Model):
+    """Where a container's executor learns its cluster's peers, to keep every other tenant out of
+    the container's network namespace (``spindle_common.isolation``; ``docs/ARCHITECTURE.md``,
+    "Network isolation")."""
+
+    peers_url: str = Field(min_length=1, max_length=500,
+                           description="the orchestrator's GET /internal/clusters/{id}/peers for this cluster")
+
+
 class ContainerSpec(Model):
     """What a member's (or a job driver's) container runs, rendered from the product manifest."""
 
@@ -209,6 +218,7 @@ class ContainerSpec(Model):
     health: HealthCheckSpec | None = None
     hostname: str | None = None
     security: SecuritySpec = SecuritySpec()
+    isolation: IsolationSpec | None = None
 
 
 # What a scheduler task runs: a cluster member, or a job's driver (member id ``job-<job id>``).
@@ -397,7 +407,10 @@ class MemberView(Model):
 
 class ClusterView(Model):
     id: str
-    owner: str
+    owner: str = Field(description="the owner's username")
+    owner_id: str | None = Field(default=None, description="the owner's stable id, never reused (a user re-created "
+                                 "under the same name is another owner); null for a cluster whose owner was deleted "
+                                 "before ids existed")
     product: str
     version: str
     state: ClusterState
@@ -423,3 +436,44 @@ class EventView(Model):
     step: str
     state: str
     message: str
+
+
+# --- quotas: what a user may hold, and holds (the orchestrator keeps and enforces them) ----------
+
+# Largest amount a quota may name (PostgreSQL integer columns; JSON clients' safe integers).
+QUOTA_MAX = 2**31 - 1
+QUOTA_RESOURCES: tuple[str, ...] = ("clusters", "cpus", "mem_mb", "disks", "floating_ips")
+
+
+class QuotaAmounts(Model):
+    """Resources counted against a quota: clusters not given back, their members' cpus, memory
+    (MiB) and dedicated disks per class, and floating IPs (one per member, one per job driver)."""
+
+    clusters: int
+    cpus: float
+    mem_mb: int
+    disks: dict[str, int] = Field(description="per disk class (every class named)")
+    floating_ips: int
+
+
+class QuotaView(Model):
+    """A user's limits and what their clusters and jobs hold now."""
+
+    owner: str
+    limits: QuotaAmounts
+    usage: QuotaAmounts
+    defaults: list[str] = Field(description="the limits that are the platform's defaults (not set for this user)")
+
+
+QuotaCount = Annotated[int, Field(ge=0, le=QUOTA_MAX)]
+
+
+class QuotaUpdate(Model):
+    """A user's quota as an admin sets it (the whole quota): a limit left out or null is the
+    platform's default; a disk class left out of ``disks`` too."""
+
+    clusters: QuotaCount | None = None
+    cpus: Annotated[float, Field(ge=0, le=QUOTA_MAX, allow_inf_nan=False)] | None = None
+    mem_mb: QuotaCount | None = None
+    disks: dict[DiskClass, QuotaCount] | None = None
+    floating_ips: QuotaCount | None = None

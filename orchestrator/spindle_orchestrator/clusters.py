@@ -53,15 +53,17 @@ def container_with_secret(container: dict[str, Any], cluster: Cluster) -> dict[s
     return {**container, "env": with_secret(container.get("env") or {}, cluster)}
 
 
-def create(session: Session, owner: str, product: str, version: str, options: dict[str, Any],
+def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],
            idempotency_key: str | None) -> tuple[Cluster, bool]:
-    """A new PENDING cluster, or the one this owner already created with this key (created=False)."""
+    """A new PENDING cluster, or the one this owner (by id: a re-created user is another) already
+    created with this key (created=False)."""
     if idempotency_key:
-        existing = session.scalar(select(Cluster).where(Cluster.owner == owner,
+        existing = session.scalar(select(Cluster).where(Cluster.owner_id == owner_id,
                                                         Cluster.idempotency_key == idempotency_key))
         if existing:
             return _same_request_or_409(existing, product, version, options), False
-    cluster = Cluster(id=new_cluster_id(), owner=owner, product=product, version=version, options=options,
+    cluster = Cluster(id=new_cluster_id(), owner=owner, owner_id=owner_id, product=product, version=version,
+                      options=options,
                       state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False,
                       delete_requested=False, secret=new_secret())
     session.add(cluster)
@@ -72,7 +74,7 @@ def create(session: Session, owner: str, product: str, version: str, options: di
         session.commit()
     except IntegrityError:  # the same key raced in from a parallel request
         session.rollback()
-        existing = session.scalar(select(Cluster).where(Cluster.owner == owner,
+        existing = session.scalar(select(Cluster).where(Cluster.owner_id == owner_id,
                                                         Cluster.idempotency_key == idempotency_key))
         if existing is None:  # some other constraint failed, not the key's: that error stands
             raise
@@ -99,11 +101,14 @@ def _token(created_at, cluster_id: str) -> str:
 
 
 def list_page(session: Session, owner: str | None, state: str | None, product: str | None, page_size: int,
-              page_token: str | None) -> tuple[list[Cluster], str | None]:
-    """Newest first; the token is the last row's (created_at, id), so pages stay stable under inserts."""
+              page_token: str | None, owner_id: str | None = None) -> tuple[list[Cluster], str | None]:
+    """Newest first; the token is the last row's (created_at, id), so pages stay stable under inserts.
+    ``owner`` filters by the owner's name, ``owner_id`` by who owns them."""
     query = select(Cluster).order_by(Cluster.created_at.desc(), Cluster.id.desc())
     if owner:
         query = query.where(Cluster.owner == owner)
+    if owner_id:
+        query = query.where(Cluster.owner_id == owner_id)
     if state:
         query = query.where(Cluster.state == state)
     if product:

@@ -18,7 +18,8 @@ from spindle_orchestrator.models import Cluster, Event
 
 
 class ClusterCreate(BaseModel):
-    owner: str = Field(min_length=1, max_length=64)
+    owner: str = Field(min_length=1, max_length=64, description="the owner's username (a name)")
+    owner_id: str = Field(min_length=1, max_length=64, description="the owner's stable id (who owns it)")
     product: str = Field(min_length=1, max_length=64)
     version: str = Field(min_length=1, max_length=32)
     options: dict[str, Any] = {}
@@ -26,7 +27,8 @@ class ClusterCreate(BaseModel):
 
 
 def cluster_view(c: Cluster) -> ClusterView:
-    return ClusterView(id=c.id, owner=c.owner, product=c.product, version=c.version, state=ClusterState(c.state),
+    return ClusterView(id=c.id, owner=c.owner, owner_id=c.owner_id, product=c.product, version=c.version,
+                       state=ClusterState(c.state),
                        reason_code=c.reason_code, reason=c.reason, options=c.options, created_at=as_utc(c.created_at),
                        updated_at=as_utc(c.updated_at),
                        members=[MemberView(member_id=m.member_id, role=m.role, state=MemberState(m.state),

@@ -65,7 +65,7 @@ def test_static_web_cluster_runs_and_is_destroyed_without_leftovers(orchestrator
     url, headers = orchestrator
     with httpx.Client(base_url=url, timeout=30) as http:
         created = http.post("/clusters", headers=headers, json={
-            "owner": "alice", "product": "static-web", "version": "1.0",
+            "owner": "alice", "owner_id": "alice", "product": "static-web", "version": "1.0",
             "options": {"roles": {"server": {"count": 2}}}})
         assert created.status_code == 202
         cluster_id = created.json()["id"]

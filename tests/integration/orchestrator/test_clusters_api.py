@@ -19,7 +19,8 @@ def api(fresh_database):
 
 
 def launch(api, owner="alice", key=None, options=None):
-    body = {"owner": owner, "product": "static-web", "version": "1.0", "options": options or {}, "idempotency_key": key}
+    body = {"owner": owner, "owner_id": owner, "product": "static-web", "version": "1.0", "options": options or {},
+            "idempotency_key": key}
     return api.post("/clusters", json=body, headers=AS_API)
 
 

@@ -60,7 +60,7 @@ def settle(sessions, cluster_id: str, state: str) -> None:
 def test_events_arrive_as_committed_and_the_stream_ends_when_the_cluster_settles(orchestrator):
     url, sessions = orchestrator
     cluster = httpx.post(f"{url}/clusters", headers=AS_API, json={
-        "owner": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
+        "owner": "alice", "owner_id": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
     seen: queue.Queue = queue.Queue()
     messages(url, f"/clusters/{cluster['id']}/events/stream", seen)
     assert seen.get(timeout=10)[1]["state"] == "PENDING"  # the timeline so far
@@ -83,7 +83,7 @@ def test_events_arrive_as_committed_and_the_stream_ends_when_the_cluster_settles
 def test_follow_stays_open_after_running_until_the_cluster_is_destroyed(orchestrator):
     url, sessions = orchestrator
     cluster = httpx.post(f"{url}/clusters", headers=AS_API, json={
-        "owner": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
+        "owner": "alice", "owner_id": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
     settle(sessions, cluster["id"], "RUNNING")
     seen: queue.Queue = queue.Queue()
     messages(url, f"/clusters/{cluster['id']}/events/stream?follow=true", seen)
@@ -100,7 +100,7 @@ def test_many_open_streams_hold_no_threads(orchestrator):
     """A hundred streams of a cluster that does not settle: the service still answers at once."""
     url, _ = orchestrator
     cluster = httpx.post(f"{url}/clusters", headers=AS_API, json={
-        "owner": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
+        "owner": "alice", "owner_id": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()
     seen: queue.Queue = queue.Queue()
     for _ in range(100):
         messages(url, f"/clusters/{cluster['id']}/events/stream", seen)

@@ -81,7 +81,7 @@ def test_a_launch_makes_one_call_per_service_per_step_and_nothing_polls_a_runnin
     log_start = disk_log.stat().st_size
     with httpx.Client(base_url=url, timeout=30) as http:
         cluster_id = http.post("/clusters", headers=headers, json={
-            "owner": "counter", "product": "static-web", "version": "1.0",
+            "owner": "counter", "owner_id": "counter", "product": "static-web", "version": "1.0",
             "options": {"roles": {"server": {"count": 3}}}}).json()["id"]
         cluster = wait_state(http, headers, cluster_id, ("RUNNING", "FAILED"))
         assert cluster["state"] == "RUNNING", cluster

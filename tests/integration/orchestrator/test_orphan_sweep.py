@@ -31,7 +31,8 @@ def test_tasks_of_a_cluster_unknown_to_the_orchestrator_are_killed(fresh_databas
     with running_worker(app), serve(app) as url, httpx.Client(base_url=url, timeout=30) as http, \
             SchedulerClient(settings.scheduler_url, settings.internal_token, actor="sweep-test") as scheduler:
         cluster_id = http.post("/clusters", headers=headers, json={
-            "owner": "alice", "product": "static-web", "version": "1.0", "options": {}}).json()["id"]
+            "owner": "alice", "owner_id": "alice", "product": "static-web", "version": "1.0",
+            "options": {}}).json()["id"]
         cluster = wait_state(http, headers, cluster_id, ("RUNNING", "FAILED"))
         assert cluster["state"] == "RUNNING", cluster
         assert scheduler.unfinished_clusters(settings.origin) == {cluster_id: 1}

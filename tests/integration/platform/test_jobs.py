@@ -180,7 +180,8 @@ def quick_orchestrator(fresh_database, platform_env, tmp_path):
 def test_a_job_past_its_time_is_killed_with_what_it_printed(quick_orchestrator, platform_env):
     url, headers = quick_orchestrator
     with httpx.Client(base_url=url, timeout=30, headers=headers) as http:
-        cluster_id = http.post("/clusters", json={"owner": "alice", "product": "static-web", "version": "1.0",
+        cluster_id = http.post("/clusters", json={"owner": "alice", "owner_id": "alice", "product": "static-web",
+                                                  "version": "1.0",
                                                   "options": {}}).json()["id"]
         try:
             deadline = time.monotonic() + 180

@@ -58,7 +58,8 @@ class Orchestrator:
                         interval=interval)
 
     def launch(self, count: int) -> dict:
-        return self.http.post("/clusters", json={"owner": "crash", "product": "static-web", "version": "1.0",
+        return self.http.post("/clusters", json={"owner": "crash", "owner_id": "crash", "product": "static-web",
+                                                 "version": "1.0",
                                                  "options": {"roles": {"server": {"count": count}}}}).json()
 
 

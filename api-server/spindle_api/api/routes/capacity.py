@@ -5,7 +5,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from spindle_api.api.deps import CurrentUser, SettingsDep
-from spindle_api.upstream import UpstreamClient, service_url
+from spindle_api.upstream import UpstreamClient, actor_of, service_url
 from spindle_common.clients import DiskClient
 from spindle_common.contracts import DISK_CLASSES, DiskClass
 from spindle_common.errors import error_responses
@@ -34,7 +34,7 @@ class Capacity(BaseModel):
 def capacity(user: CurrentUser, settings: SettingsDep) -> Capacity:
     """Free and in-service whole disks per class, over every node."""
     client = _DiskInventory("disk-service", service_url(settings, "disk-service"), settings.internal_token,
-                            actor=user.username)
+                            actor=actor_of(user))
     try:
         disks = client.disks()
     finally:

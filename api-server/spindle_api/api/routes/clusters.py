@@ -26,6 +26,7 @@ from spindle_api.api.params import (
 from spindle_api.core.config import Settings
 from spindle_api.models import User
 from spindle_api.schemas import ClusterEvent, ClusterPage, ClusterView, upstream_model
+from spindle_api.upstream import actor_of
 from spindle_common.auth import internal_headers
 from spindle_common.clients import ServiceClient
 from spindle_common.errors import ApiError, error_responses
@@ -61,6 +62,9 @@ def visible_cluster(orchestrator: ServiceClient, user: User, username: str, prod
         raise
     if (cluster.owner, cluster.product, cluster.version) != (username, product, version):
         raise _not_found(username, cluster_id)
+    # The name matching is not enough: a user deleted and re-created under it owned nothing of this.
+    if username == user.username and cluster.owner_id != actor_of(user):
+        raise _not_found(username, cluster_id)
     return cluster
 
 
@@ -74,13 +78,17 @@ def list_clusters(username: Username, user: CurrentUser, orchestrator: Orchestra
                   page_token: ClusterPageToken = None) -> ClusterPage:
     """The user's clusters (filtered by state and product); pass ``next_page_token`` back as ``page_token`` for more."""
     _check_username(user, username)
+    if username == user.username:  # the caller's own: by id, nothing of an earlier user of the name
+        return cluster_page(orchestrator, None, state, product, page_size, page_token, owner_id=actor_of(user))
     return cluster_page(orchestrator, username, state, product, page_size, page_token)
 
 
 def cluster_page(orchestrator: ServiceClient, owner: str | None, state: str | None, product: str | None,
-                 page_size: int, page_token: str | None) -> ClusterPage:
-    """One page of clusters (of ``owner``, or everyone's), as the orchestrator lists them."""
-    params = {"owner": owner, "state": state, "product": product, "page_size": page_size, "page_token": page_token}
+                 page_size: int, page_token: str | None, owner_id: str | None = None) -> ClusterPage:
+    """One page of clusters (of the owner named ``owner``, of the owner ``owner_id`` (a stable id,
+    ``actor_of``), or everyone's), as the orchestrator lists them."""
+    params = {"owner": owner, "owner_id": owner_id, "state": state, "product": product, "page_size": page_size,
+              "page_token": page_token}
     return upstream_model(ClusterPage, orchestrator.request(
         "GET", "/clusters", params={k: v for k, v in params.items() if v is not None}))
 
@@ -138,7 +146,7 @@ async def _event_stream(settings: Settings, user: User, cluster_id: str, after_s
     (each event as it is committed; a final ``event: end`` carries the settled cluster). Async, so
     an open stream holds no worker thread. (Its own client: the request's dependencies are gone
     while it streams.)"""
-    headers = internal_headers(settings.internal_token, user.username, "service")
+    headers = internal_headers(settings.internal_token, actor_of(user), "service")
     try:
         async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
                                      timeout=httpx.Timeout(10.0, read=None)) as client:

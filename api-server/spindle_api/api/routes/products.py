@@ -9,7 +9,7 @@ from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, Setti
 from spindle_api.api.links import cluster_links
 from spindle_api.api.params import Product, Version, segment
 from spindle_api.schemas import ClusterView, Manifest, Plan, ProductCatalog, ProductSummary, upstream_model
-from spindle_api.upstream import service_client
+from spindle_api.upstream import actor_of, service_client
 from spindle_common.catalog import member_requests, validate_options
 from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError, error_responses
@@ -90,7 +90,7 @@ def launch_product(product: Product, version: Version, catalog: CatalogDep, user
     ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster."""
     resolved = resolved_options(catalog.get(product, version), options)
     cluster = upstream_model(ClusterView, orchestrator.request("POST", "/clusters", json={
-        "owner": user.username, "product": product, "version": version, "options": resolved,
+        "owner": user.username, "owner_id": actor_of(user), "product": product, "version": version, "options": resolved,
         "idempotency_key": idempotency_key}))
     response.headers["Location"] = "/clusters/" + "/".join(
         segment(s) for s in (cluster.owner, cluster.product, cluster.version, cluster.id))

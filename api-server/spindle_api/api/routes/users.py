@@ -10,6 +10,7 @@ from spindle_api.api.params import USERNAME_PATTERN, UserToDelete
 from spindle_api.api.routes.clusters import cluster_page
 from spindle_api.models import User
 from spindle_api.tokens import issue_token
+from spindle_api.upstream import actor_of
 from spindle_common.contracts import ClusterState
 from spindle_common.errors import ApiError, error_responses
 
@@ -76,7 +77,7 @@ def delete_user(username: UserToDelete, admin: AdminUser, session: SessionDep,
         raise ApiError(404, "USER_NOT_FOUND", f"no user {username!r}", {"username": username})
     live, token = [], None
     while True:  # every page: a user with many destroyed clusters may have live ones further on
-        page = cluster_page(orchestrator, username, None, None, 500, token)
+        page = cluster_page(orchestrator, None, None, None, 500, token, owner_id=actor_of(user))
         live += [c.id for c in page.items if c.state != ClusterState.DESTROYED]
         token = page.next_page_token
         if not token:

@@ -16,8 +16,8 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 @router.post("", status_code=202)
 def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200."""
-    cluster, created = clusters.create(session, body.owner, body.product, body.version, body.options,
-                                       body.idempotency_key)
+    cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
+                                       body.options, body.idempotency_key)
     if not created:
         response.status_code = 200
     return cluster_view(cluster)
@@ -27,8 +27,9 @@ def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, r
 def list_clusters(session: SessionDep, _: ServiceCaller, owner: str | None = None,
                   state: ClusterState | None = None,
                   product: str | None = None, page_size: Annotated[int, Query(ge=1, le=500)] = 50,
-                  page_token: str | None = None) -> ClusterPage:
-    rows, token = clusters.list_page(session, owner, state, product, page_size, page_token)
+                  page_token: str | None = None, owner_id: str | None = None) -> ClusterPage:
+    """``owner``: by the owner's name; ``owner_id``: by who owns them (the user's stable id)."""
+    rows, token = clusters.list_page(session, owner, state, product, page_size, page_token, owner_id)
     return ClusterPage(items=[cluster_view(c) for c in rows], next_page_token=token)
 
 
