@@ -54,7 +54,7 @@ def container_with_secret(container: dict[str, Any], cluster: Cluster) -> dict[s
 
 
 def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],
-           idempotency_key: str | None) -> tuple[Cluster, bool]:
+           idempotency_key: str | None, demand: dict[str, Any] | None = None) -> tuple[Cluster, bool]:
     """A new PENDING cluster, or the one this owner (by id: a re-created user is another) already
     created with this key (created=False)."""
     if idempotency_key:
@@ -65,7 +65,7 @@ def create(session: Session, owner: str, owner_id: str, product: str, version: s
     cluster = Cluster(id=new_cluster_id(), owner=owner, owner_id=owner_id, product=product, version=version,
                       options=options,
                       state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False,
-                      delete_requested=False, secret=new_secret())
+                      delete_requested=False, secret=new_secret(), demand=demand)
     session.add(cluster)
     record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
                  f"{product} {version} requested by {owner}")

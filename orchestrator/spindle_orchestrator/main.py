@@ -1,6 +1,7 @@
 """orchestrator: cluster lifecycle state machine, product configuration, Consul registration, teardown."""
 from fastapi import FastAPI
 
+from spindle_common.catalog import load_catalog
 from spindle_common.service import create_service_app, run_service
 from spindle_orchestrator.api.routes import routers
 from spindle_orchestrator.core.config import Settings
@@ -11,6 +12,7 @@ from spindle_orchestrator.worker import running_worker
 def build_app(settings: Settings) -> FastAPI:
     app = create_service_app(settings, routers, description=__doc__, background=running_worker)
     app.state.event_hub = EventHub(settings.database_url)
+    app.state.catalog = load_catalog(settings.catalog_root)  # launches' demands for quotas
     return app
 
 

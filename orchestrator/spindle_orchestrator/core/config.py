@@ -37,6 +37,13 @@ class Settings(ServiceSettings):
     # Cpus a job's driver holds in offers (its container may use up to the manifest's ``jobs.cpus``
     # when the node has them idle): a driver mostly waits on its cluster. 0: hold the manifest's cpus.
     job_cpus: float = 0.05
+    # Quotas of users without their own (an admin sets those: PUT /quotas/{owner}); clusters not
+    # destroyed, their members' cpus, memory and disks per class, floating IPs (members and job drivers).
+    default_quota_clusters: int = 10
+    default_quota_cpus: float = 32.0
+    default_quota_mem_mb: int = 65536
+    default_quota_disks: int = 16
+    default_quota_floating_ips: int = 32
 
     @property
     def nodes_url(self) -> str:

@@ -6,18 +6,26 @@ from fastapi.responses import StreamingResponse
 
 from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterState, ClusterView, EventView
 from spindle_common.errors import ApiError, error_responses
-from spindle_orchestrator import clusters
+from spindle_orchestrator import clusters, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
+from spindle_orchestrator.api.routes.quotas import QuotasDep
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
 
-@router.post("", status_code=202)
-def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response) -> ClusterView:
-    """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200."""
+@router.post("", status_code=202, responses=error_responses(403, 404, 409, 422, descriptions={
+    403: "the launch would pass a limit of the owner's quota (QUOTA_EXCEEDED)",
+    404: "no such product or version (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"}))
+def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response,
+                   q: QuotasDep) -> ClusterView:
+    """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200.
+    The owner's quota is checked and the cluster recorded in one transaction (quotas.admit)."""
+    demand = quotas.cluster_demand(q.manifest_of(body.product, body.version), body.options, q.floating_ips)
+    quotas.admit(session, body.owner_id, demand, q.defaults, q.manifest_of, q.floating_ips,
+                 repeat_key=body.idempotency_key)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
-                                       body.options, body.idempotency_key)
+                                       body.options, body.idempotency_key, demand.as_json())
     if not created:
         response.status_code = 200
     return cluster_view(cluster)

@@ -13,16 +13,19 @@ from spindle_common.auth import Caller, require
 from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import clusters, jobs
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
+from spindle_orchestrator.api.routes.quotas import Quotas
 from spindle_orchestrator.models import Job
 from spindle_orchestrator.schemas import JobCreate, JobOut
 
 router = APIRouter(prefix="/clusters/{cluster_id}/jobs", tags=["jobs"])
 
 
-@router.post("", status_code=202)
+@router.post("", status_code=202, responses=error_responses(403, 404, 409, 422, descriptions={
+    403: "the driver's floating IP would pass the owner's quota (QUOTA_EXCEEDED)"}))
 def submit_job(cluster_id: str, body: JobCreate, session: SessionDep, request: Request, _: ServiceCaller) -> JobOut:
     """Accept a job for a RUNNING cluster; the worker starts its driver."""
     cluster = clusters.get_or_404(session, cluster_id)
+    Quotas(request).admit_driver(session, cluster)  # its floating IP counts against the owner's quota
     job = jobs.create(session, request.app.state.settings.jobs_dir, cluster, body.owner, body.main, body.args,
                       body.files)
     return JobOut.of(job)
