@@ -42,4 +42,11 @@ class Task(Base):
     launches: Mapped[int] = mapped_column(default=1)
     ip: Mapped[str | None] = mapped_column(String(64))
     kill_requested: Mapped[bool] = mapped_column(default=False)
+    # The release an ended task owes (its container removed, its member's disks freed and wiped):
+    # set in the same transaction as its terminal state, cleared once disk-service confirmed
+    # (``releases.py``), so a scheduler restart or a disk-service outage loses none.
+    release_owed: Mapped[bool] = mapped_column(default=False)
+    release_attempts: Mapped[int] = mapped_column(default=0)
+    release_error: Mapped[str] = mapped_column(String(2000), default="")
+    released_at: Mapped[datetime | None]
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -42,3 +42,28 @@ class PlanOut(BaseModel):
                    reasons=[UnplacedMemberOut(member_id=m, nodes=[NodeReasonOut(node=r.node, constraint=r.constraint,
                                                                                message=r.message) for r in reasons])
                             for m, reasons in plan.unplaced.items()])
+
+
+class OwedReleaseOut(BaseModel):
+    task_id: str
+    member_id: str
+    attempts: int
+    error: str
+
+
+class SweepOut(BaseModel):
+    at: str
+    freed: list[str] = Field(description="owners whose disks were freed, or released again, by this sweep")
+    owed: list[str] = Field(description="owners whose ended task still owes its release (the release worker's)")
+    live: int
+    recent: int = Field(description="owners held for less than the grace period: judged next time")
+    foreign: list[str] = Field(description="owners this scheduler has no task for: left alone")
+
+
+class ReleasesOut(BaseModel):
+    owed: list[OwedReleaseOut]
+    released: int = Field(description="owed releases this process completed")
+    failed_attempts: int
+    sweeps: int
+    swept_total: int = Field(description="owners the sweeps of this process freed")
+    last_sweep: SweepOut | None

@@ -5,10 +5,11 @@ the orchestrator hears of it as soon as it is committed (and never of a change r
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from spindle_common.contracts import TERMINAL_TASK_STATES, HeldDisk, MemberState, TaskView, as_utc
+from spindle_common.errors import ApiError
 from spindle_common.notify import TASKS, notify
 from spindle_scheduler.models import FrameworkRecord, Task
 
@@ -18,6 +19,8 @@ TERMINAL_STATES = frozenset(s.value for s in TERMINAL_TASK_STATES)
 RELAUNCHABLE_STATES = TERMINAL_STATES | {"TASK_UNREACHABLE"}
 # A member on its node, holding its share there (what placement counts as already running).
 PLACED_STATES = frozenset({"LAUNCHING", "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING"})
+# What a task entering a terminal state owes, written with that state (the outbox of its release).
+OWED: dict[str, Any] = {"release_owed": True, "release_attempts": 0, "release_error": "", "released_at": None}
 
 
 def task_view(task: Task) -> TaskView:
@@ -60,6 +63,12 @@ class TaskStore:
         with self.sessions() as session:
             return list(session.scalars(select(Task).where(Task.cluster_id == cluster_id).order_by(Task.member_id)))
 
+    def by_members(self, member_ids: Collection[str]) -> list[Task]:
+        if not member_ids:
+            return []
+        with self.sessions() as session:
+            return list(session.scalars(select(Task).where(Task.member_id.in_(list(member_ids)))))
+
     def in_states(self, *states: str) -> list[Task]:
         with self.sessions() as session:
             return list(session.scalars(select(Task).where(Task.state.in_(states)).order_by(Task.task_id)))
@@ -87,11 +96,44 @@ class TaskStore:
             return counts
 
     def set(self, task_id: str, **fields: Any) -> None:
+        """Change a task; a terminal state records, in the same transaction, the release it owes."""
+        if fields.get("state") in TERMINAL_STATES:
+            fields = {**fields, **OWED}
         with self.sessions.begin() as session:
             cluster_id = session.scalar(update(Task).where(Task.task_id == task_id).values(**fields)
                                         .returning(Task.cluster_id))
             if cluster_id:
                 notify(session, TASKS, cluster_id)
+
+    # --- releases ended tasks owe (``mesos/releases.py``) ---------------------------------------------
+    def owed_releases(self) -> list[Task]:
+        """Ended tasks whose container and disks are not confirmed released yet, oldest first."""
+        with self.sessions() as session:
+            return list(session.scalars(select(Task).where(Task.release_owed).order_by(Task.updated_at)))
+
+    def release_done(self, task_id: str) -> bool:
+        """disk-service confirmed the release of ``task_id``'s disks; False if it owed none (any more)."""
+        with self.sessions.begin() as session:
+            return session.scalar(update(Task).where(Task.task_id == task_id, Task.release_owed)
+                                  .values(release_owed=False, release_error="", released_at=func.now())
+                                  .returning(Task.task_id)) is not None
+
+    def release_failed(self, task_id: str, error: str) -> int:
+        """One more failed attempt at ``task_id``'s owed release; returns how many failed so far."""
+        with self.sessions.begin() as session:
+            return session.scalar(update(Task).where(Task.task_id == task_id, Task.release_owed)
+                                  .values(release_attempts=Task.release_attempts + 1, release_error=error[:2000])
+                                  .returning(Task.release_attempts)) or 0
+
+    def owe_release_again(self, member_ids: Collection[str]) -> list[str]:
+        """The sweep found disks still held by these members' ended tasks: they owe their release again.
+        Only tasks still ended (not relaunched meanwhile) are marked; returns their member ids."""
+        if not member_ids:
+            return []
+        with self.sessions.begin() as session:
+            return list(session.scalars(update(Task).where(Task.member_id.in_(list(member_ids)),
+                                                           Task.state.in_(TERMINAL_STATES), ~Task.release_owed)
+                                        .values(**OWED).returning(Task.member_id)))
 
     def relaunch(self, cluster_id: str, member_id: str, new_task_id: str, launches_seen: int,
                  message: str) -> Task | None:
@@ -103,6 +145,8 @@ class TaskStore:
                                   .with_for_update())
             if task is None or task.launches != launches_seen or task.state not in RELAUNCHABLE_STATES:
                 return task
+            if task.release_owed:  # its owner name would hold new disks that the old release then frees
+                raise release_pending(task)
             task.launches += 1
             return _pending_again(session, task, new_task_id, message)
 
@@ -132,6 +176,11 @@ class TaskStore:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))
             notify(session, TASKS, cluster_id)
         return self.by_cluster(cluster_id)
+
+
+def release_pending(task: Task) -> ApiError:
+    return ApiError(503, "RELEASE_PENDING", f"member {task.member_id}'s ended task {task.task_id} has not released "
+                    f"its disks yet ({task.release_error or 'in progress'}); retry", {"task_id": task.task_id})
 
 
 def _pending_again(session: Session, task: Task, new_task_id: str, message: str) -> Task:

@@ -19,3 +19,9 @@ class Settings(ServiceSettings):
     refuse_seconds: float = 5.0
     # Single-machine mode: Docker is local, so the reconciler also removes orphaned containers.
     reap_local_containers: bool = True
+    # Longest wait between two attempts at a release an ended task owes (``mesos/releases.py``).
+    release_retry_max_s: float = 15.0
+    # The sweep (``mesos/sweep.py``): how often it compares disk-service's allocations with the tasks
+    # (0: never on its own; ``POST /internal/sweep`` runs it once), and how old a hold must be first.
+    sweep_interval_s: float = 60.0
+    sweep_grace_s: float = 30.0

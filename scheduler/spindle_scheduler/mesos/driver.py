@@ -16,6 +16,7 @@ from spindle_scheduler.core.config import Settings
 from spindle_scheduler.mesos.framework import SpindleFramework, framework_info
 from spindle_scheduler.mesos.launcher import Launcher
 from spindle_scheduler.mesos.placing import place_cluster
+from spindle_scheduler.mesos.sweep import Sweeper
 from spindle_scheduler.store import TaskStore
 
 log = logging.getLogger("spindle.driver")
@@ -38,7 +39,9 @@ def build_framework(settings: Settings) -> SpindleFramework:
                 client.close()
         launcher.release_disks([task.member_id])
 
-    return SpindleFramework(store, launcher, release, settings.refuse_seconds)
+    framework = SpindleFramework(store, launcher, release, settings.refuse_seconds)
+    framework.releases.max_retry_s = settings.release_retry_max_s
+    return framework
 
 
 @contextmanager
@@ -57,10 +60,15 @@ def running_framework(app: FastAPI):
                                   implicit_acknowledgements=True, **credential)
     driver.start()
     app.state.framework, app.state.driver = framework, driver
+    app.state.sweeper = sweeper = Sweeper(framework, framework.launcher.disks, settings.sweep_grace_s)
     stop = threading.Event()
-    expiry = threading.Thread(target=_expire_held_offers, args=(framework, driver, stop), name="offer-holds",
-                              daemon=True)
-    expiry.start()
+    threading.Thread(target=_expire_held_offers, args=(framework, driver, stop), name="offer-holds",
+                     daemon=True).start()
+    # Releases owed by tasks that ended before this process started are resumed at once.
+    threading.Thread(target=framework.releases.run, args=(stop,), name="releases", daemon=True).start()
+    if settings.sweep_interval_s > 0:
+        threading.Thread(target=_sweep, args=(sweeper, settings.sweep_interval_s, stop), name="sweep",
+                         daemon=True).start()
     try:
         yield
     finally:
@@ -74,3 +82,11 @@ def _expire_held_offers(framework: SpindleFramework, driver, stop: threading.Eve
             framework.expire_held(driver)
         except Exception:  # a background loop has no caller to raise to
             log.exception("expiring held offers failed")
+
+
+def _sweep(sweeper: Sweeper, interval_s: float, stop: threading.Event) -> None:
+    while not stop.wait(interval_s):
+        try:
+            sweeper.run()
+        except Exception:  # disk-service away: the next round looks again
+            log.exception("sweeping disk holds failed")

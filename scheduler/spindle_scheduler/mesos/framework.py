@@ -18,7 +18,8 @@ from pymesos import Scheduler
 
 from spindle_scheduler.mesos.launcher import Launcher, is_job, new_task_id
 from spindle_scheduler.mesos.offers import ParsedOffer, parse_offer
-from spindle_scheduler.store import TERMINAL_STATES, TaskStore
+from spindle_scheduler.mesos.releases import Releases
+from spindle_scheduler.store import TERMINAL_STATES, TaskStore, release_pending
 
 log = logging.getLogger("spindle.framework")
 
@@ -58,8 +59,9 @@ class SpindleFramework(Scheduler):
         self.store = store
         self.launcher = launcher
         self.release = release  # frees what a terminal task held (container, disks)
+        # What ended tasks owe, recorded with their end and done until disk-service confirms.
+        self.releases = Releases(store, release)
         self.refuse_seconds = refuse_seconds
-        self.release_retry_s = 1.0  # first retry delay when freeing an ended task's resources fails
         self.lock = threading.Lock()
         self.reconciled = threading.Event()
         # The latest offer of each node, as it was before this framework used any of it (dry runs).
@@ -86,7 +88,8 @@ class SpindleFramework(Scheduler):
         driver.reconcileTasks([{"task_id": {"value": t.task_id},
                                 **({"agent_id": {"value": t.agent_id}} if t.agent_id else {})}
                                for t in live])
-        self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
+        with self.lock:  # a re-registration must not free the disks a placement under way just held
+            self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
         self.reconciled.set()
 
     # --- offers ------------------------------------------------------------------------------
@@ -208,28 +211,12 @@ class SpindleFramework(Scheduler):
         self.revive(driver)
         return True
 
-    def _release_soon(self, task, attempts: int = 6) -> None:
-        """Free what an ended task held (its container and disks; its IP is the orchestrator's);
-        if a service is briefly away, retry in the background (1, 2, 4 … s) rather than fail the
-        driver's event thread, which would stop the framework."""
-        try:
-            self.release(task)
-            return
-        except Exception:
-            log.exception("releasing %s failed; retrying in the background", task.task_id)
-
-        def retry() -> None:
-            for attempt in range(attempts):
-                time.sleep(self.release_retry_s * 2 ** attempt)
-                try:
-                    self.release(task)
-                    return
-                except Exception:
-                    log.exception("releasing %s failed (attempt %d of %d)", task.task_id, attempt + 1, attempts)
-            log.error("giving up releasing %s: its disks stay held (release them with disk-service's "
-                      "/allocations/release)", task.task_id)
-
-        threading.Thread(target=retry, name=f"release-{task.task_id}", daemon=True).start()
+    def _release_soon(self, task) -> None:
+        """Free what an ended task held (its container and disks; its IP is the orchestrator's). Its
+        end recorded that it owes this (``releases.py``): tried now without blocking the driver's
+        event thread on another release, and by the release worker until disk-service confirms."""
+        if not self.releases.settle(task, wait=False):
+            self.releases.wakeup.set()
 
     def relaunch(self, driver, cluster_id: str, member_id: str, launches_seen: int, reason: str):
         """Launch an ended member again as a new task (the orchestrator decided it); its floating
@@ -242,6 +229,10 @@ class SpindleFramework(Scheduler):
             if old is not None and old.state == UNREACHABLE and old.launches == launches_seen:
                 self.launcher.release_disks([member_id])  # raises (the caller retries) rather than leak
                 driver.killTask({"value": old.task_id})
+            elif old is not None and old.release_owed and old.launches == launches_seen \
+                    and not self.releases.settle(old):
+                # Its new task will hold disks under the same owner name: the old release goes first.
+                raise release_pending(self.store.get(old.task_id) or old)
             task = self.store.relaunch(cluster_id, member_id, new_task_id(member_id), launches_seen,
                                        f"relaunching: {reason}"[:2000])
         if task is not None and task.state == "PENDING":
@@ -268,6 +259,7 @@ class SpindleFramework(Scheduler):
     def _end(self, driver, task) -> None:
         if task.state == "PENDING":
             self.store.set(task.task_id, state="TASK_KILLED", message="killed before launch")
+            self.releases.wakeup.set()  # it owes a release (of nothing, unless a crash left a hold)
         elif task.state not in TERMINAL_STATES:
             self._kill(driver, task)
 
