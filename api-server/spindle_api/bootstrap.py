@@ -1,8 +1,9 @@
 """Create the first admin user and print its API token once (run by ``deploy/up``).
 ``--rotate-token`` gives an existing admin a new token (printed) and revokes its old ones: the
-way back in when an admin's token is lost."""
+way back in when an admin's token is lost (or expired: it works for SPINDLE_TOKEN_LIFETIME_DAYS, 30)."""
 import argparse
 import sys
+from datetime import timedelta
 
 from sqlalchemy import delete, select
 
@@ -18,7 +19,8 @@ def main() -> None:
     parser.add_argument("--rotate-token", action="store_true",
                         help="new token for an existing admin; old ones stop working")
     args = parser.parse_args()
-    with session_factory(Settings().database_url)() as session, session.begin():
+    settings = Settings()
+    with session_factory(settings.database_url)() as session, session.begin():
         user = session.scalar(select(User).where(User.username == args.username))
         if user is not None and not args.rotate_token:
             print(f"admin user {args.username!r} exists; its token was printed when it was created "
@@ -33,5 +35,5 @@ def main() -> None:
             sys.exit(1)
         else:
             session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
-        token = issue_token(session, user)
+        token = issue_token(session, user, timedelta(days=settings.token_lifetime_days))
     print(token)

@@ -21,7 +21,8 @@ class User(Base):
 
 
 class ApiToken(Base):
-    """An API token; only its SHA-256 is stored (tokens are 256-bit random, so no slow hash is needed)."""
+    """An API token; only its SHA-256 is stored (tokens are 256-bit random, so no slow hash is needed).
+    It works until ``expires_at`` (UTC), or until revoked."""
 
     __tablename__ = "api_tokens"
 
@@ -31,4 +32,5 @@ class ApiToken(Base):
     # First characters of the token, so a user can tell their tokens apart.
     prefix: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    expires_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel, StringConstraints
 from spindle_client.api_model import ApiModel
+from typing_extensions import TypeAliasType
 
 
 class ClusterState(StrEnum):
@@ -23,12 +24,30 @@ class ClusterState(StrEnum):
     DESTROYED = 'DESTROYED'
 
 
+class CreatedToken(ApiModel):
+    created_at: Annotated[str, Field(title='Created At')]
+    expires_at: Annotated[str, Field(title='Expires At')]
+    id: Annotated[int, Field(title='Id')]
+    prefix: Annotated[
+        str,
+        Field(
+            description="the token's first characters, to tell tokens apart",
+            title='Prefix',
+        ),
+    ]
+    revoked_at: Annotated[str | None, Field(title='Revoked At')]
+    token: Annotated[
+        str,
+        Field(description='the API token; shown only in this response', title='Token'),
+    ]
+
+
 class CreatedUser(ApiModel):
     is_admin: Annotated[bool, Field(title='Is Admin')]
     token: Annotated[
         str,
         Field(
-            description="the user's first API token; shown only in this response",
+            description="the user's first API token; shown only in this response (it works for the platform's token lifetime: see GET /me/tokens)",
             title='Token',
         ),
     ]
@@ -375,6 +394,31 @@ class MountSource(ApiModel):
     root: Annotated[str, Field(title='Root')]
 
 
+class ExpiresInS(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="seconds the token works (default and at most: the platform's token lifetime, SPINDLE_TOKEN_LIFETIME_DAYS, 30 days)",
+            ge=60,
+            le=315360000,
+            title='Expires In S',
+        ),
+    ]
+
+
+class NewToken(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    expires_in_s: Annotated[
+        ExpiresInS | None,
+        Field(
+            description="seconds the token works (default and at most: the platform's token lifetime, SPINDLE_TOKEN_LIFETIME_DAYS, 30 days)",
+            title='Expires In S',
+        ),
+    ] = None
+
+
 class NewUser(ApiModel):
     is_admin: Annotated[bool, Field(title='Is Admin')] = False
     username: Annotated[
@@ -582,6 +626,54 @@ class ProductSummary(ApiModel):
     version: Annotated[str, Field(title='Version')]
 
 
+class QuotaAmounts(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    clusters: Annotated[int, Field(title='Clusters')]
+    cpus: Annotated[float, Field(title='Cpus')]
+    disks: Annotated[
+        dict[str, int],
+        Field(description='per disk class (every class named)', title='Disks'),
+    ]
+    floating_ips: Annotated[int, Field(title='Floating Ips')]
+    mem_mb: Annotated[int, Field(title='Mem Mb')]
+
+
+class Clusters(RootModel[int]):
+    root: Annotated[int, Field(ge=0, le=2147483647, title='Clusters')]
+
+
+class Cpus2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0, le=2147483647.0, title='Cpus')]
+
+
+DisksAdditionalProperty = TypeAliasType(
+    "DisksAdditionalProperty", Annotated[int, Field(ge=0, le=2147483647)]
+)
+
+
+class FloatingIps(RootModel[int]):
+    root: Annotated[int, Field(ge=0, le=2147483647, title='Floating Ips')]
+
+
+class MemMb2(RootModel[int]):
+    root: Annotated[int, Field(ge=0, le=2147483647, title='Mem Mb')]
+
+
+class QuotaUpdate(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    clusters: Annotated[Clusters | None, Field(title='Clusters')] = None
+    cpus: Annotated[Cpus2 | None, Field(title='Cpus')] = None
+    disks: Annotated[
+        dict[DiskClass, DisksAdditionalProperty] | None, Field(title='Disks')
+    ] = None
+    floating_ips: Annotated[FloatingIps | None, Field(title='Floating Ips')] = None
+    mem_mb: Annotated[MemMb2 | None, Field(title='Mem Mb')] = None
+
+
 class Reservation(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -706,6 +798,20 @@ class StateChange(ApiModel):
     reason: Annotated[Reason | None, Field(title='Reason')] = None
 
 
+class TokenOut(ApiModel):
+    created_at: Annotated[str, Field(title='Created At')]
+    expires_at: Annotated[str, Field(title='Expires At')]
+    id: Annotated[int, Field(title='Id')]
+    prefix: Annotated[
+        str,
+        Field(
+            description="the token's first characters, to tell tokens apart",
+            title='Prefix',
+        ),
+    ]
+    revoked_at: Annotated[str | None, Field(title='Revoked At')]
+
+
 class UnplacedMember(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -805,6 +911,22 @@ class ProductCatalog(ApiModel):
     products: Annotated[list[ProductSummary], Field(title='Products')]
 
 
+class Quota(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    defaults: Annotated[
+        list[str],
+        Field(
+            description="the limits that are the platform's defaults (not set for this user)",
+            title='Defaults',
+        ),
+    ]
+    limits: QuotaAmounts
+    usage: QuotaAmounts
+    username: Annotated[str, Field(title='Username')]
+
+
 class ResourceDisk(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -846,7 +968,14 @@ class ClusterView(ApiModel):
         list[MemberView], Field(title='Members', validate_default=True)
     ] = []
     options: Annotated[dict[str, Any], Field(title='Options')]
-    owner: Annotated[str, Field(title='Owner')]
+    owner: Annotated[str, Field(description="the owner's username", title='Owner')]
+    owner_id: Annotated[
+        str | None,
+        Field(
+            description="the owner's stable id, never reused (a user re-created under the same name is another owner); null for a cluster whose owner was deleted before ids existed",
+            title='Owner Id',
+        ),
+    ] = None
     product: Annotated[str, Field(title='Product')]
     reason: Annotated[str | None, Field(title='Reason')] = None
     reason_code: Annotated[str | None, Field(title='Reason Code')] = None

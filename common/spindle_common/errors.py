@@ -43,7 +43,8 @@ class ErrorEnvelope(BaseModel):
 # What each status means when a route documents it without a description of its own.
 ERROR_DESCRIPTIONS: dict[int, str] = {
     400: "the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST)",
-    401: "no API token, or an unknown or revoked one (UNAUTHENTICATED)",
+    401: "no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one "
+         "(TOKEN_EXPIRED)",
     403: "the caller may not do this: the endpoint is for administrators (FORBIDDEN)",
     404: "no such resource (or not one the caller may see)",
     405: "the path exists, but not with this method (METHOD_NOT_ALLOWED; Allow lists the methods)",

@@ -39,17 +39,16 @@ def current_user(session: SessionDep,
     token = credentials.credentials.strip() if credentials else ""
     if not token:
         raise ApiError(401, "UNAUTHENTICATED", "send your API token as 'Authorization: Bearer <token>'")
-    user = user_for_token(session, token)
     # End the read now: the connection goes back to the pool while the route waits on other
     # services (else a burst of requests holds every pooled connection through their upstream calls).
     # The user is detached first, with what was read: a rollback expires the session's objects, and
     # the route's first look at an expired one would check a connection out again, for the rest of
-    # the request.
-    if user is not None:
+    # the request. An unknown, revoked or expired token is a 401 saying which (tokens.refusal).
+    try:
+        user = user_for_token(session, token)
         session.expunge(user)
-    session.rollback()
-    if user is None:
-        raise ApiError(401, "UNAUTHENTICATED", "the API token is unknown or revoked")
+    finally:
+        session.rollback()
     return user
 
 

@@ -22,3 +22,5 @@ class Settings(ServiceSettings):
     network_service_url: str = "http://127.0.0.1:8084"
     # Live event streams (SSE) one user may have open at once; more are 429 TOO_MANY_STREAMS.
     max_streams_per_user: int = 128
+    # How long an API token works (a user may ask for less, never more); then 401 TOKEN_EXPIRED.
+    token_lifetime_days: int = 30

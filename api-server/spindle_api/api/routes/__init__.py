@@ -10,8 +10,9 @@ from spindle_api.api.routes import (
     jobs,
     products,
     status,
+    tokens,
     users,
 )
 
-routers: list[APIRouter] = [status.router, users.router, products.router, clusters.router, jobs.router,
+routers: list[APIRouter] = [status.router, users.router, tokens.router, products.router, clusters.router, jobs.router,
                             capacity.router, admin_clusters.router, admin_disks.router, admin_ip_pools.router]

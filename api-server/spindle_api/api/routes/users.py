@@ -1,11 +1,12 @@
 """Users and their API tokens: admins create users; everyone can see who they are."""
 import re
+from datetime import timedelta
 
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import select
 
-from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep
+from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep, SettingsDep
 from spindle_api.api.params import USERNAME_PATTERN, UserToDelete
 from spindle_api.api.routes.clusters import cluster_page
 from spindle_api.models import User
@@ -38,7 +39,8 @@ class NewUser(BaseModel):
 
 
 class CreatedUser(UserOut):
-    token: str = Field(description="the user's first API token; shown only in this response")
+    token: str = Field(description="the user's first API token; shown only in this response (it works for the "
+                                   "platform's token lifetime: see GET /me/tokens)")
 
 
 @router.get("/me", responses=error_responses(401))
@@ -49,14 +51,14 @@ def who_am_i(user: CurrentUser) -> UserOut:
 @router.post("/admin/users", status_code=201,
              responses=error_responses(400, 401, 403, 409, 413, 422,
                                        descriptions={409: "the user exists (USER_EXISTS)"}))
-def create_user(body: NewUser, _: AdminUser, session: SessionDep) -> CreatedUser:
+def create_user(body: NewUser, _: AdminUser, session: SessionDep, settings: SettingsDep) -> CreatedUser:
     """Create a user and their first API token (returned once)."""
     if session.scalar(select(User).where(User.username == body.username)):
         raise ApiError(409, "USER_EXISTS", f"user {body.username!r} exists", {"username": body.username})
     user = User(username=body.username, is_admin=body.is_admin)
     session.add(user)
     session.flush()
-    token = issue_token(session, user)
+    token = issue_token(session, user, timedelta(days=settings.token_lifetime_days))
     session.commit()
     return CreatedUser(username=user.username, is_admin=user.is_admin, token=token)
 

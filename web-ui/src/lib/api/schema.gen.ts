@@ -265,6 +265,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Quotas
+         * @description Every quota an admin set, with its usage (users on the defaults are not listed).
+         */
+        get: operations["list_quotas_admin_quotas_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users": {
         parameters: {
             query?: never;
@@ -301,6 +321,69 @@ export interface paths {
          *     that are not destroyed (delete those first), so no cluster is left without an owner.
          */
         delete: operations["delete_user_admin_users__username__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{username}/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Quota */
+        get: operations["get_quota_admin_users__username__quota_get"];
+        /**
+         * Set Quota
+         * @description Set the user's whole quota: a limit left out (or null) is the platform's default, a disk class
+         *     left out of ``disks`` too. A limit lowered below the usage takes nothing away; only what would
+         *     need more of it is refused.
+         */
+        put: operations["set_quota_admin_users__username__quota_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{username}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * User Tokens
+         * @description The user's tokens, newest first (never the tokens themselves).
+         */
+        get: operations["user_tokens_admin_users__username__tokens_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{username}/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke User Token
+         * @description Revoke any user's token (revoking twice is fine).
+         */
+        delete: operations["revoke_user_token_admin_users__username__tokens__token_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -440,7 +523,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Job Output */
+        /**
+         * Job Output
+         * @description The archive, streamed: however large the output, it passes through in chunks.
+         */
         get: operations["job_output_clusters__username___product___version___cluster_id__jobs__job_id__output_get"];
         put?: never;
         post?: never;
@@ -482,6 +568,71 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My Quota
+         * @description Your usage against your quota.
+         */
+        get: operations["my_quota_me_quota_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My Tokens
+         * @description Your tokens, newest first, revoked and expired ones too (never the tokens themselves).
+         */
+        get: operations["my_tokens_me_tokens_get"];
+        put?: never;
+        /**
+         * Create Token
+         * @description A new API token for you (returned once), working for the platform's token lifetime or the
+         *     shorter ``expires_in_s``.
+         */
+        post: operations["create_token_me_tokens_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke My Token
+         * @description Revoke one of your tokens: it is refused from the next request on (revoking twice is fine).
+         */
+        delete: operations["revoke_my_token_me_tokens__token_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -546,7 +697,7 @@ export interface paths {
          * @description Dry-run a launch: where each member would be placed on the resources offered now (as its
          *     ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
          *     each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
-         *     is created or held.
+         *     is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too.
          */
         post: operations["plan_launch_products__product___version__plan_post"];
         delete?: never;
@@ -611,8 +762,16 @@ export interface components {
             options: {
                 [key: string]: unknown;
             };
-            /** Owner */
+            /**
+             * Owner
+             * @description the owner's username
+             */
             owner: string;
+            /**
+             * Owner Id
+             * @description the owner's stable id, never reused (a user re-created under the same name is another owner); null for a cluster whose owner was deleted before ids existed
+             */
+            owner_id?: string | null;
             /** Product */
             product: string;
             /** Reason */
@@ -625,13 +784,34 @@ export interface components {
             /** Version */
             version: string;
         };
+        /** CreatedToken */
+        CreatedToken: {
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: number;
+            /**
+             * Prefix
+             * @description the token's first characters, to tell tokens apart
+             */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /**
+             * Token
+             * @description the API token; shown only in this response
+             */
+            token: string;
+        };
         /** CreatedUser */
         CreatedUser: {
             /** Is Admin */
             is_admin: boolean;
             /**
              * Token
-             * @description the user's first API token; shown only in this response
+             * @description the user's first API token; shown only in this response (it works for the platform's token lifetime: see GET /me/tokens)
              */
             token: string;
             /** Username */
@@ -1075,6 +1255,14 @@ export interface components {
             /** Root */
             root: string;
         };
+        /** NewToken */
+        NewToken: {
+            /**
+             * Expires In S
+             * @description seconds the token works (default and at most: the platform's token lifetime, SPINDLE_TOKEN_LIFETIME_DAYS, 30 days)
+             */
+            expires_in_s?: number | null;
+        };
         /** NewUser */
         NewUser: {
             /**
@@ -1253,6 +1441,64 @@ export interface components {
             /** Version */
             version: string;
         };
+        /**
+         * Quota
+         * @description A user's limits and what their clusters and jobs hold now: clusters not destroyed (waiting
+         *     ones too), their members' cpus, memory (MiB), dedicated disks per class, and floating IPs (one
+         *     per member and per unfinished job driver).
+         */
+        Quota: {
+            /**
+             * Defaults
+             * @description the limits that are the platform's defaults (not set for this user)
+             */
+            defaults: string[];
+            limits: components["schemas"]["QuotaAmounts"];
+            usage: components["schemas"]["QuotaAmounts"];
+            /** Username */
+            username: string;
+        };
+        /**
+         * QuotaAmounts
+         * @description Resources counted against a quota: clusters not given back, their members' cpus, memory
+         *     (MiB) and dedicated disks per class, and floating IPs (one per member, one per job driver).
+         */
+        QuotaAmounts: {
+            /** Clusters */
+            clusters: number;
+            /** Cpus */
+            cpus: number;
+            /**
+             * Disks
+             * @description per disk class (every class named)
+             */
+            disks: {
+                [key: string]: number;
+            };
+            /** Floating Ips */
+            floating_ips: number;
+            /** Mem Mb */
+            mem_mb: number;
+        };
+        /**
+         * QuotaUpdate
+         * @description A user's quota as an admin sets it (the whole quota): a limit left out or null is the
+         *     platform's default; a disk class left out of ``disks`` too.
+         */
+        QuotaUpdate: {
+            /** Clusters */
+            clusters?: number | null;
+            /** Cpus */
+            cpus?: number | null;
+            /** Disks */
+            disks?: {
+                [key: string]: number;
+            } | null;
+            /** Floating Ips */
+            floating_ips?: number | null;
+            /** Mem Mb */
+            mem_mb?: number | null;
+        };
         /** Reservation */
         Reservation: {
             /** Role */
@@ -1371,6 +1617,22 @@ export interface components {
             /** Reason */
             reason?: string | null;
         };
+        /** TokenOut */
+        TokenOut: {
+            /** Created At */
+            created_at: string;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: number;
+            /**
+             * Prefix
+             * @description the token's first characters, to tell tokens apart
+             */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
+        };
         /** UnplacedMember */
         UnplacedMember: {
             /** Member Id */
@@ -1426,7 +1688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClusterPage"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1503,7 +1765,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiskPage"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1571,7 +1833,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiskView"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1661,7 +1923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1769,7 +2031,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1877,7 +2139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1972,7 +2234,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiskTransition"][];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2062,7 +2324,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2154,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["IpPool"][];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2232,7 +2494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2318,7 +2580,7 @@ export interface operations {
                     "application/json": components["schemas"]["IpPool"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2393,7 +2655,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2476,7 +2738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Node"][];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2554,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2640,7 +2902,7 @@ export interface operations {
                     "application/json": components["schemas"]["Node"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2730,7 +2992,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2825,7 +3087,7 @@ export interface operations {
                     "application/json": components["schemas"]["MesosResource"][];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2854,6 +3116,62 @@ export interface operations {
             };
             /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_quotas_admin_quotas_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quota"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2912,7 +3230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2978,7 +3296,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3043,6 +3361,300 @@ export interface operations {
             };
         };
     };
+    get_quota_admin_users__username__quota_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the user whose quota */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such user (USER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    set_quota_admin_users__username__quota_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the user whose quota */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such user (USER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a limit is not a number from 0 to 2147483647, or names an unknown resource or disk class (VALIDATION_FAILED names each) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    user_tokens_admin_users__username__tokens_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description whose tokens */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenOut"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such user (USER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revoke_user_token_admin_users__username__tokens__token_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description whose tokens */
+                username: string;
+                /** @description a token's id (GET /me/tokens) */
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such user (USER_NOT_FOUND), or no such token of theirs (TOKEN_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     capacity_capacity_get: {
         parameters: {
             query?: never;
@@ -3061,7 +3673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Capacity"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3120,7 +3732,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClusterPage"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3194,7 +3806,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClusterView"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3268,7 +3880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClusterView"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3349,7 +3961,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3432,7 +4044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"][];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,8 +4133,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the driver's floating IP would pass the owner's quota (QUOTA_EXCEEDED) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3615,7 +4236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3691,7 +4312,7 @@ export interface operations {
                     "application/gzip": string;
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3787,8 +4408,192 @@ export interface operations {
                     "application/json": components["schemas"]["UserOut"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    my_quota_me_quota_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    my_tokens_me_tokens_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenOut"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    create_token_me_tokens_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NewToken"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the body is not valid, or asks for a longer life than the platform gives a token (VALIDATION_FAILED, TOKEN_LIFETIME_TOO_LONG) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revoke_my_token_me_tokens__token_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a token's id (GET /me/tokens) */
+                token_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no token with this id among the user's (TOKEN_NOT_FOUND): another user's token is a 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3816,7 +4621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProductCatalog"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3850,7 +4655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Manifest"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3921,8 +4726,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the launch would pass a limit of your quota (QUOTA_EXCEEDED: details name the limit, the amount asked for, the usage and the quota) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4024,8 +4838,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no API token, or an unknown or revoked one (UNAUTHENTICATED) */
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the launch would pass a limit of your quota (QUOTA_EXCEEDED: details name the limit, the amount asked for, the usage and the quota) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4069,7 +4892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description the scheduler is unreachable */
+            /** @description the orchestrator or the scheduler is unreachable */
             503: {
                 headers: {
                     [name: string]: unknown;
