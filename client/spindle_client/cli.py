@@ -23,6 +23,7 @@ from spindle_client.commands import (
     launch_options,
 )
 from spindle_client.status import service_statuses
+from spindle_client.token_commands import cmd_tokens, duration_s
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -123,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("job_id", nargs="?")
     jobs.add_argument("--user", help="the cluster's owner (admins)")
     jobs.set_defaults(func=api_command(cmd_jobs))
+    tokens = sub.add_parser("tokens", parents=[machine], help="your API tokens: list, create one, revoke one",
+                            usage="spindle tokens [list | create [--expires-in 7d] | revoke ID] [--user USER] [--json]")
+    tokens.add_argument("action", nargs="?", choices=["list", "create", "revoke"], default="list")
+    tokens.add_argument("token_id", nargs="?", type=int, help="the token to revoke (its id in the list)")
+    tokens.add_argument("--expires-in", type=duration_s, metavar="DURATION",
+                        help="create: how long the new token works (e.g. 12h, 7d; at most the platform's lifetime)")
+    tokens.add_argument("--user", help="another user's tokens, to list or revoke (admins)")
+    tokens.set_defaults(func=api_command(cmd_tokens))
     return parser
 
 

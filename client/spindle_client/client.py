@@ -99,6 +99,21 @@ class SpindleClient:
         """Free and in-service whole disks per class."""
         return self._get(models.Capacity, "GET", "/capacity").disks
 
+    # --- API tokens ------------------------------------------------------------------------------
+    def tokens(self, username: str | None = None) -> list[models.Token]:
+        """Your tokens (or, for admins, ``username``'s), newest first."""
+        path = f"/admin/users/{username}/tokens" if username else "/me/tokens"
+        return self._get(list[models.Token], "GET", path)
+
+    def create_token(self, expires_in_s: int | None = None) -> models.CreatedToken:
+        """A new token of yours (shown once), working ``expires_in_s`` or the platform's lifetime."""
+        body = {"expires_in_s": expires_in_s} if expires_in_s is not None else {}
+        return self._get(models.CreatedToken, "POST", "/me/tokens", json=body)
+
+    def revoke_token(self, token_id: int, username: str | None = None) -> None:
+        """Revoke one of your tokens (or, for admins, one of ``username``'s)."""
+        self._call("DELETE", f"/admin/users/{username}/tokens/{token_id}" if username else f"/me/tokens/{token_id}")
+
     # --- clusters --------------------------------------------------------------------------------
     def launch(self, product: str, version: str, options: dict[str, Any] | None = None,
                idempotency_key: str | None = None) -> models.Cluster:

@@ -6,6 +6,7 @@ from spindle_client.models_gen import (
                                        ClusterPage,
                                        ClusterState,
                                        ClusterView,
+                                       CreatedToken,
                                        DiskClassCapacity,
                                        ErrorEnvelope,
                                        EventView,
@@ -16,6 +17,7 @@ from spindle_client.models_gen import (
                                        Plan,
                                        ProductCatalog,
                                        ProductSummary,
+                                       TokenOut,
                                        UserOut,
 )
 
@@ -26,6 +28,7 @@ Disk = HeldDisk
 User = UserOut
 Product = ProductSummary
 DiskCapacity = DiskClassCapacity
+Token = TokenOut
 
 __all__ = ["Capacity", "Cluster", "ClusterPage", "ClusterState", "Disk", "DiskCapacity", "ErrorEnvelope", "Event",
-           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User"]
+           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User", "CreatedToken", "Token"]
