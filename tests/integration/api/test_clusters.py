@@ -157,9 +157,12 @@ def test_plan_explains_an_unplaceable_launch_and_holds_nothing(api, make_user, o
     fits = api.post("/products/static-web/1.0/plan", json={}, headers=bearer(alice))
     assert fits.status_code == 200 and fits.json()["placeable"] is True, fits.json()
     assert [m["member_id"] for m in fits.json()["members"]] == ["server-1"]
-    too_big = api.post("/products/spark/3.5/plan", json={"roles": {"worker": {"count": 64, "cpus": 64}}},
-                       headers=bearer(alice)).json()
+    too_big = api.post("/products/spark/3.5/plan", json={"roles": {"worker": {"count": 1, "cpus": 16}}},
+                       headers=bearer(alice)).json()  # within the default quota, more than this host has
     assert too_big["placeable"] is False and too_big["reasons"][0]["nodes"][0]["constraint"]
+    over_quota = api.post("/products/spark/3.5/plan", json={"roles": {"worker": {"count": 64, "cpus": 64}}},
+                          headers=bearer(alice))
+    assert over_quota.status_code == 403 and over_quota.json()["error"]["details"]["limit"] == "cpus"
     invalid = api.post("/products/spark/3.5/plan", json={"roles": {"worker": {"count": 0}}}, headers=bearer(alice))
     assert invalid.status_code == 422 and invalid.json()["error"]["code"] == "INVALID_OPTIONS"
     assert orchestrator_clusters(orchestrator_url, internal_token) == []

@@ -9,10 +9,12 @@ from spindle_api.api.routes import (
     clusters,
     jobs,
     products,
+    quotas,
     status,
     tokens,
     users,
 )
 
 routers: list[APIRouter] = [status.router, users.router, tokens.router, products.router, clusters.router, jobs.router,
-                            capacity.router, admin_clusters.router, admin_disks.router, admin_ip_pools.router]
+                            capacity.router, admin_clusters.router, admin_disks.router, admin_ip_pools.router,
+                            quotas.router]

@@ -32,7 +32,8 @@ class JobSubmit(BaseModel):
              responses={202: {"headers": {"Location": {"description": "the job's address",
                                                        "schema": {"type": "string"}}},
                               "description": "accepted: the job (PENDING), to follow at Location"},
-                        **error_responses(400, 401, 404, 409, 413, 422, 502, 503, descriptions={
+                        **error_responses(400, 401, 403, 404, 409, 413, 422, 502, 503, descriptions={
+                            403: "the driver's floating IP would pass the owner's quota (QUOTA_EXCEEDED)",
                             404: NOT_VISIBLE, 409: "the cluster is not RUNNING (CLUSTER_NOT_RUNNING)",
                             413: "the request, or the job's decoded files, are too large (REQUEST_TOO_LARGE, "
                                  "FILES_TOO_LARGE)",

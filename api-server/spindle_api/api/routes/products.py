@@ -25,6 +25,8 @@ Options = Annotated[dict[str, Any] | None, Body(
               {"roles": {"worker": {"count": 3}},
                "placement": {"strategy": "spread", "anti_affinity": ["worker"], "excluded_nodes": ["node-2"]}}])]
 
+OVER_QUOTA = ("the launch would pass a limit of your quota (QUOTA_EXCEEDED: details name the limit, the amount "
+              "asked for, the usage and the quota)")
 NOT_IN_CATALOG = "no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"
 BAD_OPTIONS = ("a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's "
                "options_schema (INVALID_OPTIONS, each problem by path)")
@@ -79,8 +81,8 @@ def get_product(product: Product, version: Version, catalog: CatalogDep, _: Curr
                                                        "schema": {"type": "string"}}},
                               "description": "accepted: the cluster (PENDING), to follow at Location",
                               "links": cluster_links()},
-                        **error_responses(400, 401, 404, 409, 413, 422, 502, 503, descriptions={
-                            404: NOT_IN_CATALOG, 422: BAD_OPTIONS,
+                        **error_responses(400, 401, 403, 404, 409, 413, 422, 502, 503, descriptions={
+                            403: OVER_QUOTA, 404: NOT_IN_CATALOG, 422: BAD_OPTIONS,
                             409: "this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED)"})})
 def launch_product(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser,
                    orchestrator: OrchestratorDep, response: Response, options: Options = None,
@@ -98,16 +100,20 @@ def launch_product(product: Product, version: Version, catalog: CatalogDep, user
 
 
 @router.post("/{product}/{version}/plan",
-             responses=error_responses(400, 401, 404, 413, 422, 502, 503, descriptions={
-                 404: NOT_IN_CATALOG, 422: BAD_OPTIONS, 503: "the scheduler is unreachable"}))
+             responses=error_responses(400, 401, 403, 404, 413, 422, 502, 503, descriptions={
+                 403: OVER_QUOTA, 404: NOT_IN_CATALOG, 422: BAD_OPTIONS,
+                 503: "the orchestrator or the scheduler is unreachable"}))
 def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser, settings: SettingsDep,
                 options: Options = None) -> Plan:
     """Dry-run a launch: where each member would be placed on the resources offered now (as its
     ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
     each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
-    is created or held."""
+    is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too."""
     manifest = catalog.get(product, version)
     resolved = resolved_options(manifest, options)
+    with service_client(settings, "orchestrator", user) as orchestrator:
+        orchestrator.request("POST", f"/quotas/{segment(actor_of(user))}/check",
+                             json={"product": product, "version": version, "options": resolved})
     members = [{"member_id": f"{m['role']}-{m['index']}", "role": m["role"], "cpus": m["cpus"],
                 "mem_mb": m["mem_mb"], "disks": m["disks"], "container": {"image": manifest["image"]}}
                for m in member_requests(manifest, resolved)]
