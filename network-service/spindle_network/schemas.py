@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from spindle_common.contracts import IpLease
+from spindle_common.contracts import IpLease, Timestamp
 
 NAME = r"^[a-z0-9][a-z0-9-]{0,62}$"
 Owner = Annotated[str, Field(min_length=1, max_length=255)]
@@ -44,16 +44,29 @@ class AllocationRequest(BaseModel):
 
 class ReleaseRequest(BaseModel):
     """Free every IP of ``owner``, or of each of ``owners`` in one call (one transaction; an owner
-    holding nothing is skipped). Give exactly one of the two."""
+    holding nothing is skipped), or of every owner whose name starts with ``owner_prefix`` (a
+    cluster's members, ``<cluster id>-``, whether or not the caller recorded them). Give exactly one."""
 
     owner: str | None = Field(default=None, min_length=1, max_length=255)
     owners: list[Owner] | None = Field(default=None, min_length=1, max_length=4096)
+    # At least 8 characters: a prefix names one cluster's members, never "everything".
+    owner_prefix: str | None = Field(default=None, min_length=8, max_length=128)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "ReleaseRequest":
-        if (self.owner is None) == (self.owners is None):
-            raise ValueError("give exactly one of owner or owners")
+        if sum(x is not None for x in (self.owner, self.owners, self.owner_prefix)) != 1:
+            raise ValueError("give exactly one of owner, owners or owner_prefix")
         return self
+
+
+class HeldIpOut(BaseModel):
+    """A floating IP held by an owner, and since when (what a sweep compares with its holders)."""
+
+    address: IPv4Address
+    pool: str
+    owner: str
+    dns: str | None
+    allocated_at: Timestamp | None
 
 
 class BatchMember(BaseModel):

@@ -2,10 +2,12 @@
 
 Every error answer is the envelope ``{"error": {"code", "message", "details"}}``.
 """
+from datetime import timedelta
 from ipaddress import IPv4Address
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from spindle_common.errors import ErrorEnvelope, error_responses
@@ -17,6 +19,7 @@ from spindle_network.schemas import (
     AllocationRequest,
     BatchAllocationOut,
     BatchAllocationRequest,
+    HeldIpOut,
     IpOut,
     MemberLease,
     ReleaseRequest,
@@ -63,6 +66,20 @@ def allocate(body: AllocationRequest, session: SessionDep, consul: ConsulDep, _:
 @router.get("")
 def owned_by(owner: str, session: SessionDep, _: ServiceOrAdmin) -> list[IpOut]:
     return [ip_out(session, ip) for ip in allocation.owned(session, owner)]
+
+
+@router.get("/held", responses=error_responses(401, 403, 422))
+def held(session: SessionDep, _: ServiceOrAdmin,
+         older_than_s: float = Query(default=0.0, ge=0.0, le=10 * 365 * 86400,
+                                     description="only IPs held at least this long")) -> list[HeldIpOut]:
+    """Every floating IP an owner holds, oldest first: what a sweep compares with its holders."""
+    cutoff = func.timezone("utc", func.now()) - timedelta(seconds=older_than_s)  # allocated_at: UTC, no zone
+    rows = session.execute(select(FloatingIp, Pool.name).join(Pool, Pool.id == FloatingIp.pool_id)
+                           .where(FloatingIp.owner.is_not(None), FloatingIp.allocated_at <= cutoff)
+                           .order_by(FloatingIp.allocated_at, FloatingIp.address)).all()
+    return [HeldIpOut(address=IPv4Address(str(ip.address)), pool=pool, owner=ip.owner or "",
+                      dns=f"{ip.dns_name}.{ip.dns_service}.service.spindle" if ip.dns_service and ip.dns_name else None,
+                      allocated_at=ip.allocated_at) for ip, pool in rows]
 
 
 # Error answers carry the envelope; each description names the codes that status can carry.
@@ -113,8 +130,13 @@ def allocate_batch(body: BatchAllocationRequest, session: SessionDep, consul: Co
 @router.post("/release", responses=RELEASE_RESPONSES)
 def release(body: ReleaseRequest, session: SessionDep, docker: DockerDep, consul: ConsulDep,
             _: ServiceOrAdmin) -> list[IpOut]:
-    """Free every IP the owner (or each of ``owners``, in one call) holds: detach it from its
-    container, drop its DNS name."""
+    """Free every IP the owner (or each of ``owners``, or every owner named ``owner_prefix…``, in
+    one call) holds: detach it from its container, drop its DNS name."""
+    if body.owner_prefix is not None:  # a cluster's members, those its caller never recorded too
+        body.owners = list(session.scalars(select(FloatingIp.owner).distinct()
+                                           .where(FloatingIp.owner.startswith(body.owner_prefix, autoescape=True))))
+        if not body.owners:
+            return []
     if body.owners is not None:
         def detach_ip(ip: FloatingIp) -> None:
             assert ip.container is not None  # release_owners detaches only IPs that are in a container
