@@ -22,6 +22,7 @@ from spindle_client.commands import (
     cmd_submit,
     launch_options,
 )
+from spindle_client.quota_commands import add_quota_commands
 from spindle_client.status import service_statuses
 from spindle_client.token_commands import cmd_tokens, duration_s
 
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="create: how long the new token works (e.g. 12h, 7d; at most the platform's lifetime)")
     tokens.add_argument("--user", help="another user's tokens, to list or revoke (admins)")
     tokens.set_defaults(func=api_command(cmd_tokens))
+    add_quota_commands(sub, machine, api_command)
     return parser
 
 

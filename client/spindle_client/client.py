@@ -114,6 +114,19 @@ class SpindleClient:
         """Revoke one of your tokens (or, for admins, one of ``username``'s)."""
         self._call("DELETE", f"/admin/users/{username}/tokens/{token_id}" if username else f"/me/tokens/{token_id}")
 
+    # --- quotas --------------------------------------------------------------------------------
+    def quota(self, username: str | None = None) -> models.Quota:
+        """Your usage against your quota (or, for admins, ``username``'s)."""
+        return self._get(models.Quota, "GET", f"/admin/users/{username}/quota" if username else "/me/quota")
+
+    def set_quota(self, username: str, limits: dict[str, Any]) -> models.Quota:
+        """Set ``username``'s whole quota (admins): a limit left out is the platform's default."""
+        return self._get(models.Quota, "PUT", f"/admin/users/{username}/quota", json=limits)
+
+    def quotas(self) -> list[models.Quota]:
+        """Every quota an admin set, with its usage (admins)."""
+        return self._get(list[models.Quota], "GET", "/admin/quotas")
+
     # --- clusters --------------------------------------------------------------------------------
     def launch(self, product: str, version: str, options: dict[str, Any] | None = None,
                idempotency_key: str | None = None) -> models.Cluster:
@@ -218,6 +231,24 @@ class SpindleClient:
         if not response.is_success:
             _answer(response)
         return response.content
+
+    def download_output(self, cluster: ClusterAddress, job_id: str, target: Path) -> int:
+        """What the job wrote to /job/output, as a .tar.gz streamed into ``target`` (never held
+        whole, however large); returns its size in bytes."""
+        try:
+            with self._http.stream("GET", f"{cluster_path(cluster)}/jobs/{job_id}/output",
+                                   timeout=httpx.Timeout(60, read=300)) as response:
+                if not response.is_success:
+                    response.read()
+                    _answer(response)
+                size = 0
+                with open(target, "wb") as out:
+                    for chunk in response.iter_bytes(1 << 20):
+                        out.write(chunk)
+                        size += len(chunk)
+                return size
+        except httpx.HTTPError as exc:
+            raise SpindleError(0, "UNREACHABLE", f"cannot reach {self._http.base_url}: {exc}") from exc
 
 
 class _Answer(NamedTuple):

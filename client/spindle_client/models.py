@@ -17,6 +17,8 @@ from spindle_client.models_gen import (
                                        Plan,
                                        ProductCatalog,
                                        ProductSummary,
+                                       Quota,
+                                       QuotaAmounts,
                                        TokenOut,
                                        UserOut,
 )
@@ -31,4 +33,5 @@ DiskCapacity = DiskClassCapacity
 Token = TokenOut
 
 __all__ = ["Capacity", "Cluster", "ClusterPage", "ClusterState", "Disk", "DiskCapacity", "ErrorEnvelope", "Event",
-           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User", "CreatedToken", "Token"]
+           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User", "CreatedToken", "Token",
+           "Quota", "QuotaAmounts"]
