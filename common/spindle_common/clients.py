@@ -131,6 +131,10 @@ class NetworkClient(ServiceClient):
             return []
         return self.request("POST", "/allocations/release", json={"owners": list(owners)})
 
+    def release_owner_prefix(self, prefix: str) -> list[dict[str, Any]]:
+        """Free every IP (and DNS name) of every owner named ``prefix…`` (a cluster's members), in one call."""
+        return self.request("POST", "/allocations/release", json={"owner_prefix": prefix})
+
 
 class SchedulerClient(ServiceClient):
     """scheduler: members and job drivers as Mesos tasks."""

@@ -59,6 +59,7 @@ from spindle_orchestrator.reconcile import (
     reconcile,
 )
 from spindle_orchestrator.render import RenderError, plan_members, render_member
+from spindle_orchestrator.sweeper import IpSweeper
 
 log = logging.getLogger("spindle.lifecycle")
 ManifestFn = Callable[[str, str], dict[str, Any]]
@@ -94,6 +95,7 @@ class Lifecycle:
         self.timeouts = Timeouts(settings.scheduling_timeout_s, settings.deploying_timeout_s,
                                  settings.configuring_timeout_s)
         self.jobs = JobRunner(sessions, settings, manifest_of, network, scheduler)
+        self.ip_sweeper = IpSweeper(sessions, network, settings.ip_sweep_grace_s)
         self.recheck = recheck  # reconcile this cluster again after some seconds (set by the worker)
 
     # --- one round for one cluster --------------------------------------------------------------
@@ -260,22 +262,24 @@ class Lifecycle:
         session.refresh(cluster)  # its members, as just written
 
     def _release_ips(self, cluster: Cluster) -> None:
-        """Every floating IP and DNS name of the cluster's members, in one call (none held: fine)."""
-        owners = [m.member_id for m in cluster.members]
-        if not owners:  # a crash after holding them and before recording the members
-            try:
-                owners = [m.member_id for m in plan_members(
-                    cluster.id, self.manifest_of(cluster.product, cluster.version), cluster.options)]
-            except (ApiError, RenderError, KeyError, ValueError):
-                owners = []
-        if owners and self.settings.network_pool:
-            self.network.release_many(owners)
+        """Every floating IP and DNS name of the cluster's members, in one call (none held: fine):
+        by their owners' prefix (``<cluster id>-``), so members held but never recorded here (a
+        crash between holding and writing them) are freed too."""
+        if self.settings.network_pool:
+            self.network.release_owner_prefix(f"{cluster.id}-")
 
     # --- orphans ----------------------------------------------------------------------------------
     def sweep(self) -> list[str]:
         """Kill what the scheduler still runs for clusters this orchestrator has destroyed or does
         not know, and give back their IPs; their disks and containers are released (by the
-        scheduler) as the tasks end."""
+        scheduler) as the tasks end. Then free the IPs still held for settled clusters and finished
+        jobs (``sweeper.py``), whether or not the scheduler answered."""
+        try:
+            return self._kill_orphans()
+        finally:
+            self.ip_sweeper.run()
+
+    def _kill_orphans(self) -> list[str]:
         unfinished = self.scheduler.unfinished_clusters(self.settings.origin)
         if not unfinished:
             return []

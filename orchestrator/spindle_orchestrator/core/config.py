@@ -27,6 +27,8 @@ class Settings(ServiceSettings):
     # How often the worker looks for tasks the scheduler still runs for clusters this
     # orchestrator's database has settled or does not know (e.g. after restoring a backup).
     sweep_interval_s: float = 30.0
+    # The same sweep frees the IPs of settled clusters and finished jobs held at least this long.
+    ip_sweep_grace_s: float = 60.0
     # Where jobs' files and outputs live (``<state_dir>/jobs/<job id>/``), and how long a job may run.
     state_dir: Path = Path("/var/lib/spindle")
     job_timeout_s: float = 3600.0

@@ -1,6 +1,6 @@
 """HTTP routes of orchestrator, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_orchestrator.api.routes import clusters, jobs, quotas
+from spindle_orchestrator.api.routes import clusters, jobs, quotas, sweeps
 
-routers: list[APIRouter] = [clusters.router, jobs.router, jobs.internal_router, quotas.router]
+routers: list[APIRouter] = [clusters.router, jobs.router, jobs.internal_router, quotas.router, sweeps.router]
