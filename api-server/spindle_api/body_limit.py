@@ -1,5 +1,6 @@
 """Request bodies are bounded: a body larger than its route's limit is a 413 ``REQUEST_TOO_LARGE``
-in the error envelope, read no further (``Content-Length`` is checked before anything is read)."""
+in the error envelope naming the limit, read no further: ``Content-Length`` is checked before
+anything is read, and a body without one (chunked) is counted as it arrives."""
 import re
 
 from starlette.exceptions import HTTPException
@@ -19,8 +20,9 @@ def limit_for(method: str, path: str) -> int:
 
 
 class BodyLimit:
-    """ASGI middleware: the route reading a body over its limit gets an ``HTTPException(413)``,
-    which the app's error handlers answer in the envelope."""
+    """ASGI middleware: the route reading a body over its limit gets an ``HTTPException(413)``
+    (the one exception FastAPI lets through from reading a body), which the app's error handlers
+    answer in the envelope."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -34,7 +36,7 @@ class BodyLimit:
         received = 0
 
         def too_large() -> HTTPException:
-            return HTTPException(413, f"the request body is larger than {limit} bytes")
+            return HTTPException(413, f"the request body is larger than {limit} bytes, the most this route takes")
 
         async def limited() -> Message:
             nonlocal received

@@ -22,7 +22,15 @@ from pymesos import Executor
 
 from spindle_common.contracts import OWNED_LABEL, TASK_LABEL
 from spindle_executor.container import LaunchFailed, create_and_start, remove, wait_healthy
-from spindle_executor.job import TOKEN_ENV, JobTransferFailed, fetch_files, job_end, put_result, sandbox
+from spindle_executor.job import (
+    TOKEN_ENV,
+    JobTransferFailed,
+    fetch_files,
+    job_end,
+    log_tail,
+    put_result,
+    sandbox,
+)
 from spindle_executor.task_spec import InvalidTaskSpec, TaskContainer, parse_task_spec
 
 log = logging.getLogger("spindle.executor")
@@ -144,7 +152,7 @@ class DockerExecutor(Executor):
         token = os.environ.get(TOKEN_ENV, "")
         spec = spec.model_copy(update={"job_dir": str(folder)})
         try:
-            files = fetch_files(spec, folder, token)
+            files, limits = fetch_files(spec, folder, token)
             log.info("task %s: job %s's files fetched: %s", task_id, spec.job_id, ", ".join(files))
             if self._killed(task_id):
                 raise LaunchFailed("killed before the driver started")
@@ -167,18 +175,20 @@ class DockerExecutor(Executor):
         except NotFound:
             code = None
         stdout = stderr = ""
-        try:
-            stdout = container.logs(stdout=True, stderr=False).decode(errors="replace")
-            stderr = container.logs(stdout=False, stderr=True).decode(errors="replace")
+        try:  # streamed: only each log's end is ever held
+            stdout = log_tail(container.logs(stdout=True, stderr=False, stream=True, follow=False), "stdout",
+                              limits.log_bytes)
+            stderr = log_tail(container.logs(stdout=False, stderr=True, stream=True, follow=False), "stderr",
+                              limits.log_bytes)
         except (NotFound, APIError) as exc:
             log.warning("task %s: the driver's logs are gone: %s", task_id, exc)
-        problem = put_result(spec, token, sandbox(), code, stdout, stderr, folder / "output")
+        problem, note = put_result(spec, token, sandbox(), code, stdout, stderr, folder / "output", limits=limits)
         if problem:
             log.error("task %s: job %s's result did not go back: %s", task_id, spec.job_id, problem)
         else:  # the orchestrator keeps it now; the node keeps nothing of the job
             shutil.rmtree(folder, ignore_errors=True)
         remove(self.client, task_id)
-        state, message, reason = job_end(code, self._killed(task_id), problem)
+        state, message, reason = job_end(code, self._killed(task_id), problem, note)
         log.info("task %s: %s %s", task_id, state, message)
         self._final(driver, status(task_id, state, message, reason))
 

@@ -8,9 +8,12 @@ task's sandbox (``$MESOS_SANDBOX/job/``, mounted read-only at ``/job``, with ``o
 uncompressed tar of:
 
 - ``result.json``: ``{"exit_code": int | null, "note": str}`` (null: the container was gone);
-- ``stdout`` and ``stderr``: the end of the driver's logs (at most ``MAX_LOG_CHARS`` each, UTF-8);
-- ``output/…``: what the driver wrote to ``/job/output`` (left out, with a note, when the
-  orchestrator refuses it as too large).
+- ``stdout`` and ``stderr``: the end of the driver's logs (at most the orchestrator's
+  ``X-Spindle-Log-Max-Bytes`` each, UTF-8, after a marker line when cut), read from Docker as a
+  stream that only its end is kept of: a driver printing gigabytes costs no memory here;
+- ``output/…``: what the driver wrote to ``/job/output``, streamed from disk (left out, with a
+  note that ends up in the job's message, when it is over the orchestrator's
+  ``X-Spindle-Output-Max-Bytes`` or the orchestrator refuses it as too large).
 
 Both calls carry the platform's internal token (``SPINDLE_INTERNAL_TOKEN``, which the Mesos agent
 passes to its executors) with role ``service``."""
@@ -21,7 +24,8 @@ import os
 import shutil
 import tarfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import httpx
@@ -35,6 +39,8 @@ TOKEN_ENV = "SPINDLE_INTERNAL_TOKEN"
 SANDBOX_ENV = "MESOS_SANDBOX"
 # The orchestrator keeps at most this many characters of each log (its jobs.MAX_LOG_CHARS).
 MAX_LOG_CHARS = 1_000_000
+# What the orchestrator takes back unless its answer with the files says otherwise (its defaults).
+DEFAULT_OUTPUT_MAX_BYTES = 256 * 2**20
 # Waits between tries of a call the orchestrator did not answer (it may be restarting).
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0, 15.0)
 CHUNK = 1 << 20
@@ -53,10 +59,49 @@ def tail(text: str, limit: int = MAX_LOG_CHARS) -> str:
     return text[-limit:] if len(text) > limit else text
 
 
-def job_end(exit_code: int | None, killed: bool, upload_problem: str = "") -> tuple[str, str, str | None]:
+@dataclass(frozen=True)
+class JobLimits:
+    """What the orchestrator keeps of a job's result (it says so with the job's files)."""
+
+    log_bytes: int = MAX_LOG_CHARS
+    output_bytes: int = DEFAULT_OUTPUT_MAX_BYTES
+
+    @classmethod
+    def of(cls, headers: httpx.Headers) -> "JobLimits":
+        def number(name: str, default: int) -> int:
+            value = headers.get(name, "")
+            return int(value) if value.isdigit() and int(value) > 0 else default
+        return cls(number("x-spindle-log-max-bytes", cls.log_bytes),
+                   number("x-spindle-output-max-bytes", cls.output_bytes))
+
+
+def cut_marker(stream: str, limit: int) -> str:
+    """The line a log starts with when only its end is kept (the orchestrator's jobs.cut_marker)."""
+    return f"[spindle: the driver's {stream} is longer than {limit} bytes; only its end is kept]\n"
+
+
+def log_tail(chunks: Iterable[bytes], stream: str, limit: int) -> str:
+    """The end of a log read as a stream (Docker's): its last ``limit`` bytes, after a marker if it
+    was longer. At most twice ``limit`` (and a chunk) is held at any time."""
+    kept, cut = bytearray(), False
+    for chunk in chunks:
+        kept += chunk
+        if len(kept) > 2 * limit:
+            del kept[:-limit]
+            cut = True
+    if len(kept) > limit:
+        del kept[:-limit]
+        cut = True
+    return (cut_marker(stream, limit) if cut else "") + kept.decode(errors="replace")
+
+
+def job_end(exit_code: int | None, killed: bool, upload_problem: str = "",
+            result_note: str = "") -> tuple[str, str, str | None]:
     """The final Mesos state, message and reason of a driver that ended (``exit_code`` None: its
-    container was gone), was killed by the framework, or whose result could not be put back."""
+    container was gone), was killed by the framework, or whose result could not be put back
+    (``upload_problem``) or went back without part of it (``result_note``)."""
     note = f"; its result was not put back: {upload_problem}" if upload_problem else ""
+    note += f"; {result_note}" if result_note and not upload_problem else ""
     if killed:
         ended = f" (exit code {exit_code})" if exit_code is not None else ""
         return "TASK_KILLED", f"killed by the framework{ended}{note}", None
@@ -129,8 +174,9 @@ def _with_retries(call: Callable[[], httpx.Response], what: str,
 
 
 def fetch_files(spec: TaskContainer, folder: Path, token: str,
-                delays: tuple[float, ...] = RETRY_DELAYS_S) -> list[str]:
-    """Download the job's files from the orchestrator into ``folder`` (see ``extract_files``)."""
+                delays: tuple[float, ...] = RETRY_DELAYS_S) -> tuple[list[str], JobLimits]:
+    """Download the job's files from the orchestrator into ``folder`` (see ``extract_files``);
+    with them, what it keeps of the result."""
     if not token:
         raise JobTransferFailed(f"{TOKEN_ENV} is not set: the executor cannot fetch the job's files")
     with _client(spec, token) as http:
@@ -138,7 +184,7 @@ def fetch_files(spec: TaskContainer, folder: Path, token: str,
                                  f"fetching job {spec.job_id}'s files", delays)
     if not response.is_success:
         raise JobTransferFailed(f"the orchestrator refused job {spec.job_id}'s files: {_answer_problem(response)}")
-    return extract_files(response.content, folder)
+    return extract_files(response.content, folder), JobLimits.of(response.headers)
 
 
 # --- the result out ----------------------------------------------------------------------------
@@ -150,24 +196,40 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def _output_entries(output: Path) -> Iterator[tuple[Path, str]]:
+    """The regular files and folders of ``output`` (links and the like are left out), with their
+    names in the result."""
+    for root, dirs, files in os.walk(output):
+        dirs.sort()
+        for name in sorted(dirs) + sorted(files):
+            full = Path(root) / name
+            if full.is_symlink() or not (full.is_file() or full.is_dir()):
+                continue
+            yield full, str(PurePosixPath("output") / full.relative_to(output).as_posix())
+
+
+def output_size(output: Path | None) -> int:
+    """The bytes of the regular files ``write_result`` would send of ``output``."""
+    if output is None or not output.is_dir():
+        return 0
+    return sum(full.stat().st_size for full, _ in _output_entries(output) if full.is_file())
+
+
 def write_result(path: Path, exit_code: int | None, stdout: str, stderr: str, output: Path | None,
-                 note: str = "") -> int:
-    """The result archive (see the module's doc) at ``path``; returns its size in bytes. Only
-    regular files and folders of ``output`` go in (links and the like are left out)."""
+                 note: str = "", log_limit: int = MAX_LOG_CHARS) -> int:
+    """The result archive (see the module's doc) at ``path``, written from disk file by file;
+    returns its size in bytes."""
     with tarfile.open(path, mode="w") as tar:
         _add_bytes(tar, "result.json", json.dumps({"exit_code": exit_code, "note": note}).encode())
-        _add_bytes(tar, "stdout", tail(stdout).encode())
-        _add_bytes(tar, "stderr", tail(stderr).encode())
+        for stream, text in (("stdout", stdout), ("stderr", stderr)):
+            data = text.encode()
+            if len(data) > log_limit:
+                data = cut_marker(stream, log_limit).encode() + data[-log_limit:]
+            _add_bytes(tar, stream, data)
         if output is not None and output.is_dir():
             tar.add(output, arcname="output", recursive=False)
-            for root, dirs, files in os.walk(output):
-                dirs.sort()
-                for name in sorted(dirs) + sorted(files):
-                    full = Path(root) / name
-                    if full.is_symlink() or not (full.is_file() or full.is_dir()):
-                        continue
-                    arcname = str(PurePosixPath("output") / full.relative_to(output).as_posix())
-                    tar.add(full, arcname=arcname, recursive=False)
+            for full, arcname in _output_entries(output):
+                tar.add(full, arcname=arcname, recursive=False)
     return path.stat().st_size
 
 
@@ -178,17 +240,27 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 
 def put_result(spec: TaskContainer, token: str, work: Path, exit_code: int | None, stdout: str, stderr: str,
-               output: Path | None, delays: tuple[float, ...] = RETRY_DELAYS_S) -> str:
-    """Put the result back to the orchestrator; "" once it has it, else what went wrong. An
-    output the orchestrator refuses as too large (413) is left out, and the rest sent again."""
+               output: Path | None, delays: tuple[float, ...] = RETRY_DELAYS_S,
+               limits: JobLimits = JobLimits()) -> tuple[str, str]:
+    """Put the result back to the orchestrator: ("", note) once it has it, else (what went wrong,
+    note). An output over ``limits.output_bytes``, or that the orchestrator refuses as too large
+    (413), is left out and the rest sent (again); the note says so."""
     if not token:
-        return f"{TOKEN_ENV} is not set"
+        return f"{TOKEN_ENV} is not set", ""
     archive = work / "result.tar"
     note = ""
+    size = output_size(output)
+    if size > limits.output_bytes:
+        note = (f"the output was not kept: its {size} bytes are over the limit of {limits.output_bytes} bytes "
+                "(SPINDLE_JOB_OUTPUT_MAX_MB)")
+        log.warning("job %s: %s", spec.job_id, note)
     try:
         with _client(spec, token) as http:
             for attempt in ("with output", "without output"):
-                size = write_result(archive, exit_code, stdout, stderr, output if not note else None, note)
+                if attempt == "with output" and note:
+                    continue
+                size = write_result(archive, exit_code, stdout, stderr, output if not note else None, note,
+                                    limits.log_bytes)
 
                 def put(size: int = size) -> httpx.Response:
                     return http.put(f"/internal/jobs/{spec.job_id}/result", content=_chunks(archive),
@@ -196,14 +268,14 @@ def put_result(spec: TaskContainer, token: str, work: Path, exit_code: int | Non
 
                 response = _with_retries(put, f"putting job {spec.job_id}'s result back", delays)
                 if response.is_success:
-                    return ""
+                    return "", note
                 if response.status_code == 413 and attempt == "with output":
                     note = f"the output was not kept: {_answer_problem(response)}"
                     log.warning("job %s: %s", spec.job_id, note)
                     continue
-                return f"the orchestrator refused it: {_answer_problem(response)}"
+                return f"the orchestrator refused it: {_answer_problem(response)}", note
     except (JobTransferFailed, OSError) as exc:
-        return str(exc)
+        return str(exc), note
     finally:
         archive.unlink(missing_ok=True)
-    return "the orchestrator refused it"
+    return "the orchestrator refused it", note

@@ -32,6 +32,10 @@ class Settings(ServiceSettings):
     # Where jobs' files and outputs live (``<state_dir>/jobs/<job id>/``), and how long a job may run.
     state_dir: Path = Path("/var/lib/spindle")
     job_timeout_s: float = 3600.0
+    # What is kept of a job's driver: the end of each log (SPINDLE_JOB_LOG_MAX_BYTES, marked when cut)
+    # and its /job/output (SPINDLE_JOB_OUTPUT_MAX_MB; a larger one is refused and the job says so).
+    job_log_max_bytes: int = 1_000_000
+    job_output_max_mb: int = 256
     # This orchestrator's address as the nodes reach it: a job driver's executor fetches the job's
     # files and puts its result back there (``/internal/jobs/…``). Empty: http://<advertise_host>:<port>
     # (http://127.0.0.1:8081 on a single machine).

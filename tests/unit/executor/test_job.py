@@ -2,7 +2,8 @@
 becomes a container with /job and /job/output from the sandbox; its files come in as a tar of
 plain names only; its result goes back as the tar the orchestrator reads (exit code, log tails,
 output), retried while the orchestrator is away and sent again without the output when refused as
-too large; its end maps to the Mesos state the orchestrator reads."""
+too large, or left out at once when over the orchestrator's limit; only the end of each log is
+held, however much the driver printed; its end maps to the Mesos state the orchestrator reads."""
 import io
 import json
 import tarfile
@@ -14,10 +15,13 @@ import pytest
 from spindle_executor import job as job_module
 from spindle_executor.job import (
     MAX_LOG_CHARS,
+    JobLimits,
     JobTransferFailed,
+    cut_marker,
     extract_files,
     fetch_files,
     job_end,
+    log_tail,
     put_result,
     write_result,
 )
@@ -147,14 +151,44 @@ def test_the_result_is_what_the_orchestrator_reads(tmp_path):
     with open(tmp_path / "result.tar", "rb") as archive:
         result = jobs.store_result(jobs_dir, "j1", archive)
     assert (result.exit_code, result.stderr, result.output_files) == (3, "Traceback …", 2)
-    assert len(result.stdout) == MAX_LOG_CHARS and result.stdout.endswith("END")
-    kept = jobs_dir / "j1" / "output"
-    assert sorted(str(p.relative_to(kept)) for p in kept.rglob("*")) == ["pages.html", "sub", "sub/part-0"]
-    assert (kept / "pages.html").read_text() == "<h1>hi</h1>"
+    marker = cut_marker("stdout", MAX_LOG_CHARS)
+    assert result.stdout.startswith(marker) and len(result.stdout) == len(marker) + MAX_LOG_CHARS
+    assert result.stdout.endswith("END")
+    with tarfile.open(jobs_dir / "j1" / jobs.OUTPUT_ARCHIVE, mode="r:gz") as tar:
+        assert tar.getnames() == ["output", "output/sub", "output/pages.html", "output/sub/part-0"]
+        assert tar.extractfile("output/pages.html").read() == b"<h1>hi</h1>"  # type: ignore[union-attr]
 
 
-def test_the_executor_keeps_no_more_log_than_the_orchestrator():
+def test_the_executor_keeps_no_more_log_than_the_orchestrator_and_marks_a_cut_alike():
     assert MAX_LOG_CHARS == jobs.MAX_LOG_CHARS
+    assert cut_marker("stderr", 7) == jobs.cut_marker("stderr", 7)
+
+
+def chunks_of(total: int, size: int, last: bytes = b""):
+    sent = 0
+    while sent < total:
+        yield b"y" * min(size, total - sent)
+        sent += size
+    yield last
+
+
+@pytest.mark.parametrize("chunks,limit,kept", [
+    ([], 10, ""),
+    ([b"hello"], 10, "hello"),
+    ([b"01234", b"56789"], 10, "0123456789"),
+    ([b"01234", b"56789", b"AB"], 10, cut_marker("stdout", 10) + "23456789AB"),
+    ([b"x" * 25, b"END"], 10, cut_marker("stdout", 10) + "x" * 7 + "END"),
+    (chunks_of(50_000_000, 65536, b"END"), 1000, cut_marker("stdout", 1000) + "y" * 997 + "END"),  # 50 MB
+])
+def test_only_the_end_of_a_streamed_log_is_kept(chunks, limit, kept):
+    assert log_tail(chunks, "stdout", limit) == kept
+
+
+def test_the_limits_come_with_the_files_or_else_the_orchestrators_defaults():
+    assert JobLimits.of(httpx.Headers({"X-Spindle-Log-Max-Bytes": "5", "X-Spindle-Output-Max-Bytes": "9"})) == \
+        JobLimits(5, 9)
+    assert JobLimits.of(httpx.Headers({"X-Spindle-Log-Max-Bytes": "-1", "X-Spindle-Output-Max-Bytes": "0"})) == \
+        JobLimits() == JobLimits(jobs.MAX_LOG_CHARS, 256 * 2**20)
 
 
 @pytest.mark.parametrize("code,killed,problem,expected", [
@@ -166,6 +200,12 @@ def test_the_executor_keeps_no_more_log_than_the_orchestrator():
 ])
 def test_the_end_of_a_driver_is_a_mesos_state(code, killed, problem, expected):
     assert job_end(code, killed, problem) == expected
+
+
+def test_an_output_left_out_is_said_in_the_drivers_end():
+    assert job_end(0, False, "", "the output was not kept: too large") == \
+        ("TASK_FINISHED", "the driver exited with 0; the output was not kept: too large", None)
+    assert job_end(3, False, "", "the output was not kept")[1] == "the driver exited with 3; the output was not kept"
 
 
 class Orchestrator:
@@ -208,7 +248,7 @@ def orchestrator(tmp_path, monkeypatch):
 def test_files_are_fetched_with_the_internal_token_and_retried_while_the_orchestrator_is_away(tmp_path,
                                                                                                orchestrator):
     fake = orchestrator([503, 200])
-    assert fetch_files(job_spec(tmp_path), tmp_path / "job", "secret", delays=(0.0,)) == ["main.py"]
+    assert fetch_files(job_spec(tmp_path), tmp_path / "job", "secret", delays=(0.0,)) == (["main.py"], JobLimits())
     assert [h["authorization"] for h in fake.headers] == ["Bearer secret"] * 2
     assert fake.headers[0]["x-spindle-role"] == "service"
 
@@ -224,15 +264,32 @@ def test_an_output_refused_as_too_large_is_left_out_and_the_rest_sent_again(tmp_
     output = tmp_path / "job" / "output"
     output.mkdir(parents=True)
     (output / "big").write_bytes(b"x" * 1000)
-    assert put_result(job_spec(tmp_path), "secret", tmp_path, 0, "out", "err", output, delays=(0.0,)) == ""
+    problem, note = put_result(job_spec(tmp_path), "secret", tmp_path, 0, "out", "err", output, delays=(0.0,))
+    assert problem == "" and note.startswith("the output was not kept: 413 E413")
     first, second = (tarfile.open(fileobj=io.BytesIO(b), mode="r:") for b in fake.bodies)
     assert "output/big" in first.getnames() and "output/big" not in second.getnames()
     assert "output was not kept" in json.load(second.extractfile("result.json"))["note"]  # type: ignore[arg-type]
     assert not (tmp_path / "result.tar").exists()
 
 
+def test_an_output_over_the_limit_is_left_out_without_being_sent(tmp_path, orchestrator):
+    fake = orchestrator([204])
+    output = tmp_path / "job" / "output"
+    (output / "sub").mkdir(parents=True)
+    (output / "a").write_bytes(b"x" * 600)
+    (output / "sub" / "b").write_bytes(b"x" * 500)
+    problem, note = put_result(job_spec(tmp_path), "secret", tmp_path, 0, "o" * 50, "", output, delays=(0.0,),
+                               limits=JobLimits(log_bytes=20, output_bytes=1000))
+    assert problem == "" and note == ("the output was not kept: its 1100 bytes are over the limit of 1000 bytes "
+                                      "(SPINDLE_JOB_OUTPUT_MAX_MB)")
+    [body] = fake.bodies
+    with tarfile.open(fileobj=io.BytesIO(body), mode="r:") as tar:
+        assert tar.getnames() == ["result.json", "stdout", "stderr"]
+        assert tar.extractfile("stdout").read() == (cut_marker("stdout", 20) + "o" * 20).encode()  # type: ignore[union-attr]
+
+
 def test_a_result_that_cannot_go_back_says_why(tmp_path, orchestrator):
     orchestrator([503, 503])
-    problem = put_result(job_spec(tmp_path), "secret", tmp_path, 0, "", "", None, delays=(0.0,))
+    problem, _ = put_result(job_spec(tmp_path), "secret", tmp_path, 0, "", "", None, delays=(0.0,))
     assert "503 E503" in problem
-    assert put_result(job_spec(tmp_path), "", tmp_path, 0, "", "", None) == "SPINDLE_INTERNAL_TOKEN is not set"
+    assert put_result(job_spec(tmp_path), "", tmp_path, 0, "", "", None) == ("SPINDLE_INTERNAL_TOKEN is not set", "")

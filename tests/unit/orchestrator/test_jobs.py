@@ -40,6 +40,14 @@ CASES = [
      Step(SUCCEEDED, "the driver exited with 0", 0)),
     ("exited 1", RUNNING, 1, task(M.TASK_FAILED, "the driver exited with 1"), None, False,
      Step(FAILED, "the driver exited with 1", 1)),
+    ("exited 0, its output left out: the executor says so", RUNNING, 0,
+     task(M.TASK_FINISHED, "the driver exited with 0; the output was not kept: over the limit"), None, False,
+     Step(SUCCEEDED, "the driver exited with 0; the output was not kept: over the limit", 0)),
+    ("exited 2, its output left out", RUNNING, 2,
+     task(M.TASK_FAILED, "the driver exited with 2; the output was not kept"), None, False,
+     Step(FAILED, "the driver exited with 2; the output was not kept", 2)),
+    ("exited 0, a message that is not the executor's", RUNNING, 0, task(M.TASK_FINISHED, "the driver exited with 07"),
+     None, False, Step(SUCCEEDED, "the driver exited with 0", 0)),
     ("could not start", PENDING, None, task(M.TASK_FAILED, "the driver could not start: image x is not on this node"),
      None, False, Step(FAILED, "the driver could not start: image x is not on this node")),
     ("its node was lost", RUNNING, None, task(M.TASK_LOST, "agent gone"), None, False,
@@ -120,7 +128,19 @@ def archive(entries: dict[str, bytes], symlinks: dict[str, str] | None = None) -
     return buffer
 
 
+def kept_output(folder) -> dict[str, bytes | None]:
+    """What the job's output.tar.gz holds: name → content (None: a folder)."""
+    with tarfile.open(folder / jobs.OUTPUT_ARCHIVE, mode="r:gz") as tar:
+        return {m.name: (tar.extractfile(m).read() if m.isfile() else None) for m in tar}  # type: ignore[union-attr]
+
+
+def earlier_output(tmp_path) -> None:
+    (tmp_path / "j1").mkdir()
+    jobs._write_output_archive(tmp_path / "j1", lambda tar: tar.add(__file__, arcname="output/earlier"))
+
+
 @pytest.mark.parametrize("body,problem", [
+    (archive({"result.json": b'{"exit_code": 0}', "output": b"a file"}), "not a folder"),
     (archive({"result.json": b'{"exit_code": 0}', "output/../../evil": b"x"}), "outside of it"),
     (archive({"result.json": b'{"exit_code": 0}', "/etc/cron.d/x": b"x"}), "outside of it"),
     (archive({"result.json": b'{"exit_code": 0}'}, symlinks={"output/link": "/etc/passwd"}), "plain files"),
@@ -130,18 +150,65 @@ def archive(entries: dict[str, bytes], symlinks: dict[str, str] | None = None) -
     (io.BytesIO(b"not a tar" * 100), "not a tar archive"),
 ])
 def test_results_that_are_not_an_executors_are_refused_and_leave_the_output_alone(tmp_path, body, problem):
-    (tmp_path / "j1" / "output").mkdir(parents=True)
-    (tmp_path / "j1" / "output" / "kept").write_text("earlier")
+    earlier_output(tmp_path)
     with pytest.raises(ApiError) as refused:
         jobs.store_result(tmp_path, "j1", body)
     assert (refused.value.status, refused.value.code) == (422, "INVALID_RESULT") and problem in refused.value.message
-    assert [p.name for p in (tmp_path / "j1").iterdir()] == ["output"]
-    assert (tmp_path / "j1" / "output" / "kept").read_text() == "earlier"
+    assert [p.name for p in (tmp_path / "j1").iterdir()] == [jobs.OUTPUT_ARCHIVE]  # no partial archive left
+    assert list(kept_output(tmp_path / "j1")) == ["output", "output/earlier"]
 
 
 def test_a_result_without_output_leaves_an_empty_one(tmp_path):
-    (tmp_path / "j1" / "output").mkdir(parents=True)
+    earlier_output(tmp_path)
     result = jobs.store_result(tmp_path, "j1", archive({"result.json": b'{"exit_code": null, "note": "gone"}',
                                                         "stderr": "é".encode()}))
     assert result == jobs.Result(None, "", "é", "gone", 0)
-    assert list((tmp_path / "j1" / "output").iterdir()) == []
+    assert kept_output(tmp_path / "j1") == {"output": None}
+
+
+def test_an_output_is_copied_into_its_archive_file_by_file_with_nothing_of_the_node(tmp_path):
+    (tmp_path / "j1").mkdir()
+    body = io.BytesIO()
+    with tarfile.open(fileobj=body, mode="w") as tar:
+        for name, data, mode in (("result.json", b'{"exit_code": 0}', 0o644), ("output/sub/part-0", b"\x00" * 70000,
+                                                                                 0o4755)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.uname = len(data), mode, 1234, "someone"
+            tar.addfile(info, io.BytesIO(data))
+    body.seek(0)
+    result = jobs.store_result(tmp_path, "j1", body)
+    assert result.output_files == 1
+    assert kept_output(tmp_path / "j1") == {"output": None, "output/sub/part-0": b"\x00" * 70000}
+    with tarfile.open(tmp_path / "j1" / jobs.OUTPUT_ARCHIVE, mode="r:gz") as tar:
+        part = tar.getmember("output/sub/part-0")
+    assert (part.mode, part.uid, part.uname) == (0o755, 0, "")  # no set-id bit, no owner of the node's
+
+
+@pytest.mark.parametrize("log,limit,kept", [
+    (b"short", 10, "short"),
+    (b"exactly 10", 10, "exactly 10"),
+    (b"0123456789END", 10, jobs.cut_marker("stdout", 10) + "3456789END"),
+    ("é".encode() * 6, 5, jobs.cut_marker("stdout", 5) + "\ufffdéé"),  # cut inside a character
+])
+def test_only_the_end_of_a_log_is_read_and_a_cut_one_says_so(tmp_path, log, limit, kept):
+    (tmp_path / "j1").mkdir()
+    result = jobs.store_result(tmp_path, "j1", archive({"result.json": b'{"exit_code": 0}', "stdout": log}), limit)
+    assert result.stdout == kept
+
+
+def test_a_result_is_at_most_both_logs_the_output_and_a_little_more():
+    assert jobs.result_limit(1000, 5000) == 2 * 1000 + 5000 + jobs.RESULT_OVERHEAD_BYTES
+
+
+def test_the_output_download_is_a_file_made_once(tmp_path):
+    job = SimpleNamespace(id="j1")
+    assert jobs.output_archive(tmp_path, job) is None  # type: ignore[arg-type]  # its files went with its cluster
+    with tarfile.open(fileobj=io.BytesIO(jobs.empty_output_archive()), mode="r:gz") as tar:
+        assert tar.getnames() == ["output"]
+    (tmp_path / "j1" / "output").mkdir(parents=True)  # kept by an orchestrator from before archives
+    (tmp_path / "j1" / "output" / "part").write_text("old")
+    made = jobs.output_archive(tmp_path, job)  # type: ignore[arg-type]
+    assert made == tmp_path / "j1" / jobs.OUTPUT_ARCHIVE
+    assert kept_output(tmp_path / "j1") == {"output": None, "output/part": b"old"}
+    made.write_bytes(b"the same file")
+    assert jobs.output_archive(tmp_path, job) == made and made.read_bytes() == b"the same file"  # type: ignore[arg-type]

@@ -1,21 +1,33 @@
-"""Jobs on a cluster: submit a driver program (its files uploaded as base64), list them, read one
-with its logs, download what it wrote to /job/output. Same visibility as the cluster itself."""
+"""Jobs on a cluster: submit a driver program (its files uploaded as base64; the body is bounded at
+the edge by ``body_limit``), list them, read one with its logs, download what it wrote to
+/job/output (passed through from the orchestrator as it arrives, never held whole). Same
+visibility as the cluster itself."""
 from typing import Annotated
 
+import httpx
 from fastapi import APIRouter, Response
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
+from starlette.background import BackgroundTask
 
-from spindle_api.api.deps import CurrentUser, OrchestratorDep
+from spindle_api.api.deps import CurrentUser, OrchestratorDep, SettingsDep
 from spindle_api.api.params import ClusterId, JobId, Product, Username, Version, segment
 from spindle_api.api.routes.clusters import CLUSTER_ERRORS, NOT_VISIBLE, visible_cluster
+from spindle_api.core.config import Settings
+from spindle_api.models import User
 from spindle_api.schemas import Job, upstream_list, upstream_model
-from spindle_common.errors import error_responses
+from spindle_api.upstream import actor_of
+from spindle_common.auth import internal_headers
+from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/clusters/{username}/{product}/{version}/{cluster_id}/jobs", tags=["jobs"])
 
 # Plain file names, as the orchestrator accepts them.
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 FileName = Annotated[str, Field(pattern=FILE_NAME_PATTERN)]
+
+# An output download passes through in chunks of this size.
+STREAM_CHUNK = 1 << 20
 
 JOB_NOT_VISIBLE = f"{NOT_VISIBLE}; or the cluster has no such job (JOB_NOT_FOUND)"
 
@@ -69,8 +81,45 @@ def get_job(username: Username, product: Product, version: Version, cluster_id: 
                              "description": "/job/output as .tar.gz"},
                        **error_responses(401, 404, 422, 502, 503, descriptions={404: JOB_NOT_VISIBLE})})
 def job_output(username: Username, product: Product, version: Version, cluster_id: ClusterId, job_id: JobId,
-               user: CurrentUser, orchestrator: OrchestratorDep) -> Response:
+               user: CurrentUser, orchestrator: OrchestratorDep, settings: SettingsDep) -> Response:
+    """The archive, streamed: however large the output, it passes through in chunks."""
     visible_cluster(orchestrator, user, username, product, version, cluster_id)
-    answer = orchestrator.request_raw("GET", f"/clusters/{segment(cluster_id)}/jobs/{segment(job_id)}/output")
-    return Response(answer.content, media_type="application/gzip",
-                    headers={"Content-Disposition": answer.headers.get("content-disposition", "attachment")})
+    orchestrator.close()  # the stream has its own client
+    client, upstream = _open_stream(settings, user, f"/clusters/{segment(cluster_id)}/jobs/{segment(job_id)}/output")
+    headers = {"Content-Disposition": upstream.headers.get("content-disposition", "attachment")}
+    if "content-length" in upstream.headers:
+        headers["Content-Length"] = upstream.headers["content-length"]
+
+    def close() -> None:
+        upstream.close()
+        client.close()
+    return StreamingResponse(upstream.iter_raw(STREAM_CHUNK), media_type="application/gzip", headers=headers,
+                             background=BackgroundTask(close))
+
+
+def _open_stream(settings: Settings, user: User, path: str) -> tuple[httpx.Client, httpx.Response]:
+    """The orchestrator's successful answer at ``path`` with its body still to be read (and its
+    client, to close after it); its refusal as the ``ApiError`` it names (its own failures: 502)."""
+    client = httpx.Client(base_url=settings.orchestrator_url, timeout=httpx.Timeout(30.0, read=120.0),
+                          headers=internal_headers(settings.internal_token, actor_of(user), "service"))
+    try:
+        upstream = client.send(client.build_request("GET", path), stream=True)
+    except httpx.HTTPError as exc:
+        client.close()
+        raise ApiError(503, "SERVICE_UNAVAILABLE", f"the orchestrator is unreachable: {exc}",
+                       {"service": "orchestrator"}) from exc
+    if upstream.is_success:
+        return client, upstream
+    try:
+        upstream.read()
+        error = upstream.json()["error"]
+        refusal = ApiError(upstream.status_code, error["code"], error["message"], error.get("details") or {})
+    except (ValueError, KeyError, TypeError, httpx.HTTPError):
+        refusal = ApiError(upstream.status_code, "UPSTREAM_ERROR", f"the orchestrator answered {upstream.status_code}")
+    finally:
+        upstream.close()
+        client.close()
+    if refusal.status >= 500 and refusal.status != 503:
+        raise ApiError(502, "UPSTREAM_FAILED", f"orchestrator failed: {refusal.code}: {refusal.message}"[:1000],
+                       {"service": "orchestrator", "status": refusal.status, "code": refusal.code})
+    raise refusal
