@@ -22,6 +22,7 @@ from pymesos import Executor
 
 from spindle_common.contracts import OWNED_LABEL, TASK_LABEL
 from spindle_executor.container import LaunchFailed, create_and_start, remove, wait_healthy
+from spindle_executor.isolation import Isolation, IsolationFailed, isolate
 from spindle_executor.job import (
     TOKEN_ENV,
     JobTransferFailed,
@@ -96,6 +97,7 @@ class DockerExecutor(Executor):
 
     def _start_and_watch(self, driver, task_id: str, data: str) -> None:
         driver.sendStatusUpdate(status(task_id, "TASK_STARTING"))
+        isolation: Isolation | None = None
         try:
             spec = parse_task_spec(task_id, base64.b64decode(data) if data else b"")
             if spec.is_job:
@@ -106,6 +108,7 @@ class DockerExecutor(Executor):
                 self._run_job(driver, spec)
                 return
             container = create_and_start(self.client, spec)
+            isolation = self._isolate(spec, container)
             log.info("task %s: container %s started", task_id, spec.container_name)
             wait_healthy(container, spec.health, spec.ip)
             log.info("task %s: healthy", task_id)
@@ -113,15 +116,30 @@ class DockerExecutor(Executor):
             self._final(driver, status(task_id, "TASK_FAILED", str(exc), "REASON_TASK_INVALID"))
             return
         except LaunchFailed as exc:
+            if isolation:
+                isolation.stop()
             remove(self.client, task_id)
             self._final(driver, status(task_id, "TASK_FAILED", str(exc), "REASON_CONTAINER_LAUNCH_FAILED"))
             return
         with self.lock:
             if task_id in self.killed:  # killed while starting: killTask already reported
+                if isolation:
+                    isolation.stop()
                 remove(self.client, task_id)
                 return
         driver.sendStatusUpdate(status(task_id, "TASK_RUNNING", f"container {spec.container_name} healthy"))
-        self._watch(driver, task_id, container)
+        try:
+            self._watch(driver, task_id, container)
+        finally:
+            if isolation:
+                isolation.stop()
+
+    def _isolate(self, spec: TaskContainer, container) -> Isolation | None:
+        """The container's network isolation, installed (``LaunchFailed`` if it cannot be)."""
+        try:
+            return isolate(spec, container)
+        except IsolationFailed as exc:
+            raise LaunchFailed(f"the container's network isolation could not be installed: {exc}") from exc
 
     def _watch(self, driver, task_id: str, container) -> None:
         """Report the container's own end (crash or exit) unless Spindle killed it."""
@@ -157,6 +175,7 @@ class DockerExecutor(Executor):
             if self._killed(task_id):
                 raise LaunchFailed("killed before the driver started")
             container = create_and_start(self.client, spec)
+            isolation = self._isolate(spec, container)
         except (JobTransferFailed, LaunchFailed, OSError) as exc:
             remove(self.client, task_id)
             if self._killed(task_id):
@@ -174,6 +193,9 @@ class DockerExecutor(Executor):
             code = container.wait()["StatusCode"]
         except NotFound:
             code = None
+        finally:
+            if isolation:
+                isolation.stop()
         stdout = stderr = ""
         try:  # streamed: only each log's end is ever held
             stdout = log_tail(container.logs(stdout=True, stderr=False, stream=True, follow=False), "stdout",

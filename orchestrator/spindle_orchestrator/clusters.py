@@ -48,9 +48,17 @@ def with_secret(env: dict[str, str], cluster: Cluster) -> dict[str, str]:
     return {**env, SECRET_ENV: cluster.secret}
 
 
-def container_with_secret(container: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
-    """A rendered member container whose env carries its cluster's secret."""
-    return {**container, "env": with_secret(container.get("env") or {}, cluster)}
+def container_with_secret(container: dict[str, Any], cluster: Cluster, nodes_url: str | None = None) -> dict[str, Any]:
+    """A rendered member's (or job driver's) container whose env carries its cluster's secret and,
+    given where the nodes reach this orchestrator (a platform with floating IPs), its network
+    isolation: where its executor learns the cluster's peers."""
+    isolated = {"isolation": {"peers_url": peers_url(nodes_url, cluster.id)}} if nodes_url else {}
+    return {**container, "env": with_secret(container.get("env") or {}, cluster), **isolated}
+
+
+def peers_url(nodes_url: str, cluster_id: str) -> str:
+    """The orchestrator's answer to who a cluster's containers may talk to (``peers.py``)."""
+    return f"{nodes_url.rstrip('/')}/internal/clusters/{cluster_id}/peers"
 
 
 def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],

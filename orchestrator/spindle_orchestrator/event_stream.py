@@ -75,13 +75,13 @@ class EventHub:
                 if not self.waiters[cluster_id]:
                     del self.waiters[cluster_id]
 
-    async def _reading(self, read: Callable[..., T], *args: Any) -> T:
+    async def reading(self, read: Callable[..., T], *args: Any) -> T:
         if self.readers is None:
             self.readers = anyio.CapacityLimiter(READERS)
         return await anyio.to_thread.run_sync(read, *args, limiter=self.readers)
 
     async def exists(self, cluster_id: str) -> bool:
-        return await self._reading(self._exists, cluster_id)
+        return await self.reading(self._exists, cluster_id)
 
     def _exists(self, cluster_id: str) -> bool:
         with self.sessions() as session:
@@ -103,7 +103,7 @@ class EventHub:
         async with self.subscribe(cluster_id) as changed:
             while True:
                 changed.clear()
-                cluster, events = await self._reading(self._read, cluster_id, after_seq)
+                cluster, events = await self.reading(self._read, cluster_id, after_seq)
                 for event in events:
                     after_seq = event["seq"]
                     yield sse("event", event, event["seq"])

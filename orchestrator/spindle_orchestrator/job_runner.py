@@ -22,8 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.contracts import TERMINAL_TASK_STATES, ClusterState, TaskView, as_utc, utcnow
 from spindle_common.errors import ApiError
+from spindle_common.notify import EVENTS, notify
 from spindle_orchestrator import jobs
-from spindle_orchestrator.clusters import record_event, with_secret
+from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job
 from spindle_orchestrator.render import RenderError, render_value
@@ -160,7 +161,9 @@ class JobRunner:
                               "security": runner.get("security", {})},
                 "lease": {"address": lease["address"], "docker_network": lease["docker_network"]} if lease else None,
                 "orchestrator_url": self.settings.nodes_url, "origin": self.settings.origin}
-        body["container"]["env"] = with_secret(body["container"]["env"], cluster)  # the cluster's data plane
+        # the cluster's data plane secret and network isolation
+        body["container"] = container_with_secret(body["container"], cluster,
+                                                  self.settings.nodes_url if lease else None)
         try:
             self.scheduler.launch_job(cluster.id, body)
         except ApiError as exc:
@@ -170,6 +173,7 @@ class JobRunner:
                 self._end(session, job, jobs.FAILED, f"the driver could not start: {exc.code}: {exc.message}")
                 return
         job.container, job.ip = lease_owner(job.id), address
+        notify(session, EVENTS, cluster.id)  # the cluster's peer set changed (``peers.py``'s waiters)
         job.message = "driver handed to the scheduler: waiting for an offer"
 
     def _end(self, session: Session, job: Job, state: str, message: str, exit_code: int | None = None) -> None:

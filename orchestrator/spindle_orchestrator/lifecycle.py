@@ -236,7 +236,8 @@ class Lifecycle:
                                 disks={DiskClass(c): n for c, n in m.disks.items()},
                                 restart=manifest["roles"][m.role].get("restart", "never"),
                                 container=ContainerSpec(**container_with_secret(
-                                    render_member(context, manifest, cluster.options, m, ips, planned), cluster)),
+                                    render_member(context, manifest, cluster.options, m, ips, planned), cluster,
+                                    self.settings.nodes_url if pool else None)),
                                 lease=leases.get(m.member_id))
                      for m in planned]
         except RenderError as exc:

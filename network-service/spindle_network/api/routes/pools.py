@@ -5,7 +5,7 @@ from sqlalchemy.exc import IntegrityError
 
 from spindle_common.errors import ApiError
 from spindle_network.allocation import pool_or_404
-from spindle_network.api.deps import Admin, DockerDep, SessionDep
+from spindle_network.api.deps import Admin, DockerDep, ServiceOrAdmin, SessionDep
 from spindle_network.docker_networks import ensure_network, remove_network
 from spindle_network.host_networks import host_networks
 from spindle_network.models import FloatingIp, Pool
@@ -60,7 +60,9 @@ def list_pools(session: SessionDep, _: Admin) -> list[PoolOut]:
 
 
 @router.get("/{name}")
-def get_pool(name: str, session: SessionDep, _: Admin) -> PoolOut:
+def get_pool(name: str, session: SessionDep, _: ServiceOrAdmin) -> PoolOut:
+    """The pool with its ranges and usage (services read it too: the orchestrator's network isolation
+    needs its tenant ranges)."""
     return pool_out(session, pool_or_404(session, name))
 
 

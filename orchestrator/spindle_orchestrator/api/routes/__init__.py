@@ -1,6 +1,7 @@
 """HTTP routes of orchestrator, one module per resource."""
 from fastapi import APIRouter
 
-from spindle_orchestrator.api.routes import clusters, jobs, quotas, sweeps
+from spindle_orchestrator.api.routes import clusters, jobs, peers, quotas, sweeps
 
-routers: list[APIRouter] = [clusters.router, jobs.router, jobs.internal_router, quotas.router, sweeps.router]
+routers: list[APIRouter] = [clusters.router, jobs.router, jobs.internal_router, peers.router,
+                            quotas.router, sweeps.router]
