@@ -39,6 +39,11 @@ export type ServiceStatus = Schemas['ServiceStatus'];
 /** Health of a service as Consul reports it; `missing` means no instance is registered. */
 export type ServiceHealth = ServiceStatus['status'];
 
+// --- quotas
+export type Quota = Schemas['Quota'];
+export type QuotaAmounts = Schemas['QuotaAmounts'];
+export type QuotaUpdate = Schemas['QuotaUpdate'];
+
 // --- admin
 export type Node = Schemas['Node'];
 export type Disk = Schemas['DiskView'];

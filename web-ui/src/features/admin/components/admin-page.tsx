@@ -4,11 +4,12 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { ClusterListPage } from '@/features/clusters/components/cluster-list-page';
+import { QuotaAdmin } from '@/features/quotas/components/quota-admin';
 
 import { getIpPools, getNodes } from '../api/inventory';
 import { DiskMap } from './disk-map';
 
-/** Admin: every node's disk map, the IP pools with their usage, and all users' clusters. */
+/** Admin: every node's disk map, the IP pools with their usage, users' quotas, and all users' clusters. */
 export function AdminPage() {
   const nodes = useQuery({ queryKey: ['nodes'], queryFn: getNodes });
   const pools = useQuery({ queryKey: ['ip-pools'], queryFn: getIpPools, refetchInterval: 5000 });
@@ -58,6 +59,8 @@ export function AdminPage() {
           </tbody>
         </table>
       )}
+      <h2>Quotas</h2>
+      <QuotaAdmin />
       <h2>All clusters</h2>
       <ClusterListPage everyone />
     </section>

@@ -7,6 +7,7 @@ import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { paths } from '@/config/paths';
 import { useMe } from '@/features/auth/hooks/use-me';
+import { QuotaPanel } from '@/features/quotas/components/quota-panel';
 import { CLUSTER_STATES } from '@/lib/api/types';
 
 import { listAllClusters, listClusters, type ClusterFilters } from '../api/clusters';
@@ -27,6 +28,7 @@ export function ClusterListPage({ everyone = false }: { everyone?: boolean }) {
   return (
     <section className="page">
       {!everyone && <h1>My clusters</h1>}
+      {!everyone && <QuotaPanel />}
       <div className="filters" role="group" aria-label="filters">
         <label>
           State{' '}
