@@ -24,10 +24,10 @@ import docker
 import httpx
 import pytest
 
-from spindle_client.client import SpindleError
 from spindle_common.contracts import DEFAULT_PIDS_LIMIT
-from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.support.live_users import API_URL, live_user
+from tests.support.through_restarts import retrying, settled
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 # The smallest cluster of each product that still has a member with a dedicated disk (the least
@@ -75,33 +75,6 @@ def clusters(user, platform_env) -> Iterator[dict[str, dict]]:
             final = settled(user, cluster, ("DESTROYED",), timeout=300)
             assert final["state"] == "DESTROYED"
             assert_nothing_left(platform_env, final)
-
-
-# Another engineer's test may restart a service meanwhile: its API is unreachable (0) or 503 briefly.
-PASSING = (0, 502, 503)
-
-
-def retrying(call, timeout: float = 180):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return call()
-        except SpindleError as exc:
-            if exc.status not in PASSING or time.monotonic() > deadline:
-                raise
-            time.sleep(2)
-
-
-def settled(user, cluster: dict, states: tuple[str, ...], timeout: float) -> dict:
-    """``wait_settled``, going on through a restart of a service."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return wait_settled(user, cluster, states, timeout=max(deadline - time.monotonic(), 1))
-        except SpindleError as exc:
-            if exc.status not in PASSING or time.monotonic() > deadline:
-                raise
-            time.sleep(2)
 
 
 def container_of(member: dict):
