@@ -89,7 +89,10 @@ class SpindleFramework(Scheduler):
                                 **({"agent_id": {"value": t.agent_id}} if t.agent_id else {})}
                                for t in live])
         with self.lock:  # a re-registration must not free the disks a placement under way just held
-            self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
+            try:
+                self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
+            except Exception:  # disk-service away: raising here would abort the driver (and the process)
+                log.exception("freeing the disks pending tasks may hold failed; the sweep frees them later")
         self.reconciled.set()
 
     # --- offers ------------------------------------------------------------------------------
@@ -129,7 +132,7 @@ class SpindleFramework(Scheduler):
         usable = [offer for offer, _ in self.held.values()]
         gathering = (self.revived_at is not None and now - self.revived_at < self.revive_gather_s
                      and not self._every_node_held())  # every node's offer may still come: hold
-        launches = self.launcher.launch(pending, usable) \
+        launches = self._launch(pending, usable) \
             if pending and usable and self.reconciled.is_set() and not gathering else {}
         # Still something to place (what was just placed is LAUNCHING now): hold the rest a while.
         launched = {info["task_id"]["value"] for infos in launches.values() for info in infos}
@@ -143,6 +146,15 @@ class SpindleFramework(Scheduler):
             else:
                 driver.declineOffer([{"value": offer_id}], {"refuse_seconds": self.refuse_seconds})
             del self.held[offer_id]
+
+    def _launch(self, pending, usable) -> dict[str, list[dict[str, Any]]]:
+        """The launcher's launches; none while a service it needs is away (disk-service down): an
+        exception here would abort the driver's event thread, and with it the scheduler."""
+        try:
+            return self.launcher.launch(pending, usable)
+        except Exception:
+            log.exception("placing %d pending tasks failed; trying again on the next offers", len(pending))
+            return {}
 
     def offerRescinded(self, driver, offer_id) -> None:  # noqa: N802
         log.info("offer %s rescinded", offer_id["value"])

@@ -106,7 +106,10 @@ class Launcher:
             except ApiError as exc:
                 log.warning("cluster %s%s: could not hold disks: %s", cluster_id, f" {job}" if job else "",
                             exc.message)
-                self.release_disks([t.member_id for t in tasks if not is_job(t)])
+                try:
+                    self.release_disks([t.member_id for t in tasks if not is_job(t)])
+                except ApiError as again:  # disk-service away: the sweep frees what PENDING tasks hold
+                    log.warning("cluster %s: releasing its partial hold failed too: %s", cluster_id, again.message)
                 for task in tasks:
                     self.store.set(task.task_id, message=f"retrying: {exc.code}: {exc.message}"[:2000])
                 continue
