@@ -23,5 +23,5 @@ class Settings(ServiceSettings):
     release_retry_max_s: float = 15.0
     # The sweep (``mesos/sweep.py``): how often it compares disk-service's allocations with the tasks
     # (0: never on its own; ``POST /internal/sweep`` runs it once), and how old a hold must be first.
-    sweep_interval_s: float = 60.0
-    sweep_grace_s: float = 30.0
+    disk_sweep_interval_s: float = 60.0
+    disk_sweep_grace_s: float = 30.0

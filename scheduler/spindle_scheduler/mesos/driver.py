@@ -24,7 +24,8 @@ log = logging.getLogger("spindle.driver")
 
 def build_framework(settings: Settings) -> SpindleFramework:
     store = TaskStore(session_factory(settings.database_url))
-    disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler")
+    disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler",
+                       identity_key=settings.identity_key)
     # Placement counts the cluster's members already running (a replacement keeps away from them).
     launcher = Launcher(store, disks, partial(place_cluster, store=store), settings.executor_command)
 
@@ -60,14 +61,14 @@ def running_framework(app: FastAPI):
                                   implicit_acknowledgements=True, **credential)
     driver.start()
     app.state.framework, app.state.driver = framework, driver
-    app.state.sweeper = sweeper = Sweeper(framework, framework.launcher.disks, settings.sweep_grace_s)
+    app.state.sweeper = sweeper = Sweeper(framework, framework.launcher.disks, settings.disk_sweep_grace_s)
     stop = threading.Event()
     threading.Thread(target=_expire_held_offers, args=(framework, driver, stop), name="offer-holds",
                      daemon=True).start()
     # Releases owed by tasks that ended before this process started are resumed at once.
     threading.Thread(target=framework.releases.run, args=(stop,), name="releases", daemon=True).start()
-    if settings.sweep_interval_s > 0:
-        threading.Thread(target=_sweep, args=(sweeper, settings.sweep_interval_s, stop), name="sweep",
+    if settings.disk_sweep_interval_s > 0:
+        threading.Thread(target=_sweep, args=(sweeper, settings.disk_sweep_interval_s, stop), name="sweep",
                          daemon=True).start()
     try:
         yield

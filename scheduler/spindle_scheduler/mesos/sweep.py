@@ -1,6 +1,6 @@
 """The scheduler's sweep: disk-service's holdings compared with their holders, the tasks.
 
-Every ``sweep_interval_s`` (and once on ``POST /sweep``) the disks allocated in disk-service are
+Every ``disk_sweep_interval_s`` (and once on ``POST /sweep``) the disks allocated in disk-service are
 judged by the task of their owner (a member id), ``judge`` being pure:
 
 - a task that runs, launches or is unreachable holds its disks: kept;
@@ -12,7 +12,7 @@ judged by the task of their owner (a member id), ``judge`` being pure:
 - an owner this scheduler has no task for is not its own (another scheduler's, or an admin's
   allocation): left alone, counted as foreign.
 
-Holdings younger than ``sweep_grace_s`` are not judged yet: a launch may be between its disk hold
+Holdings younger than ``disk_sweep_grace_s`` are not judged yet: a launch may be between its disk hold
 and its task's LAUNCHING state.
 """
 import logging
