@@ -6,7 +6,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from spindle_common.consul import TOKEN_ENV as CONSUL_TOKEN_ENV
 from spindle_common.db import scratch_database
+from tests.support.internal import use_platform_identity_key
 
 # anyio imports its parts lazily, on first use, and pytest compiles them then (it rewrites the
 # asserts of every pytest plugin's package, anyio's included). Deep in a request's stack that compile
@@ -18,6 +20,9 @@ for _name in dir(anyio):
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
+# Internal calls are signed with the platform's identity key: make it this process's before any
+# test module makes its headers (tests/support/internal.py).
+use_platform_identity_key(STATE_DIR / "spindle.env")
 
 
 def pytest_collection_modifyitems(items):
@@ -27,6 +32,16 @@ def pytest_collection_modifyitems(items):
 
 def read_env_file(path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def consul_token() -> None:
+    """Consul refuses writes without a token (``deploy/lib/consul.sh``): the services' token for the
+    in-process services and Consul clients of the tests, as the platform's services get it."""
+    env_file = STATE_DIR / "spindle.env"
+    token = read_env_file(env_file).get(CONSUL_TOKEN_ENV, "") if env_file.exists() else ""
+    if token:
+        os.environ.setdefault(CONSUL_TOKEN_ENV, token)
 
 
 @pytest.fixture(scope="session")

@@ -1,15 +1,22 @@
 """A small Consul HTTP API client: service registration with health checks, and health reads."""
+import os
 from typing import Any
 
 import httpx
 
+# Consul's ACL token of Spindle's services (``deploy/lib/consul.sh``): it may register and deregister
+# services; without it Consul only lets one read.
+TOKEN_ENV = "SPINDLE_CONSUL_TOKEN"
+
 
 class ConsulClient:
-    """Talks to the local Consul agent's HTTP API."""
+    """Talks to the local Consul agent's HTTP API, with ``token`` (default: ``$SPINDLE_CONSUL_TOKEN``)."""
 
-    def __init__(self, url: str, timeout: float = 5.0):
+    def __init__(self, url: str, timeout: float = 5.0, token: str | None = None):
         self.url = url.rstrip("/")
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        token = os.environ.get(TOKEN_ENV, "") if token is None else token
+        self._http = httpx.Client(base_url=self.url, timeout=timeout,
+                                  headers={"X-Consul-Token": token} if token else None)
 
     def close(self) -> None:
         self._http.close()

@@ -26,25 +26,11 @@ from spindle_common.isolation import IN_CHAIN, OUT_CHAIN
 from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.security.test_container_hardening import container_of, retrying, settled
 from tests.support.live_users import live_user
+from tests.support.probes import PROBE, probe, reached, url
 
 # Small clusters (static-web serves its first disk).
 TWO = {"roles": {"server": {"count": 2, "cpus": 0.1, "disks": {"hdd": 1}}}, "wait_for_resources": True}
 ONE = {"roles": {"server": {"count": 1, "cpus": 0.1, "disks": {"hdd": 1}}}, "wait_for_resources": True}
-HTTP_PORT = 8000
-# A probe run inside a container: one HTTP GET per address, "ok <status>" or "refused <error>".
-PROBE = """
-import json, sys, urllib.request
-out = {}
-for url in sys.argv[1:]:
-    try:
-        with urllib.request.urlopen(url, timeout=3) as r:
-            out[url] = "ok %d" % r.status
-    except Exception as e:
-        out[url] = "refused %s" % type(e).__name__
-print(json.dumps(out))
-"""
-
-
 @pytest.fixture(scope="module")
 def tenants(database_url, platform_env) -> Iterator[tuple[dict, dict, object, object]]:
     """User A's RUNNING 2-member cluster and user B's RUNNING 1-member cluster (with their clients)."""
@@ -67,25 +53,10 @@ def tenants(database_url, platform_env) -> Iterator[tuple[dict, dict, object, ob
                 assert_nothing_left(platform_env, final)
 
 
-def url(member: dict) -> str:
-    return f"http://{member['ip']}:{HTTP_PORT}/"
-
-
-def probe(container, *urls: str) -> dict[str, str]:
-    """What ``container`` gets for each URL, from inside it."""
-    code, out = container.exec_run(["python3", "-c", PROBE, *urls])
-    assert code == 0, out.decode(errors="replace")
-    return json.loads(out.decode().strip().splitlines()[-1])
-
-
 def gateway_of(member: dict) -> str:
     """The host's address on the member's pool network."""
     network = docker.from_env().networks.get(container_of(member).attrs["HostConfig"]["NetworkMode"])
     return network.attrs["IPAM"]["Config"][0]["Gateway"]
-
-
-def reached(results: dict[str, str]) -> dict[str, bool]:
-    return {u: r.startswith("ok") for u, r in results.items()}
 
 
 def test_a_cluster_reaches_itself_and_nothing_of_another_tenant(tenants):

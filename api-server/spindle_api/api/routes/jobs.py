@@ -2,13 +2,13 @@
 the edge by ``body_limit``), list them, read one with its logs, download what it wrote to
 /job/output (passed through from the orchestrator as it arrives, never held whole). Same
 visibility as the cluster itself."""
+from collections.abc import Iterator
 from typing import Annotated
 
 import httpx
 from fastapi import APIRouter, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
-from starlette.background import BackgroundTask
 
 from spindle_api.api.deps import CurrentUser, OrchestratorDep, SettingsDep
 from spindle_api.api.params import ClusterId, JobId, Product, Username, Version, segment
@@ -90,11 +90,13 @@ def job_output(username: Username, product: Product, version: Version, cluster_i
     if "content-length" in upstream.headers:
         headers["Content-Length"] = upstream.headers["content-length"]
 
-    def close() -> None:
-        upstream.close()
-        client.close()
-    return StreamingResponse(upstream.iter_raw(STREAM_CHUNK), media_type="application/gzip", headers=headers,
-                             background=BackgroundTask(close))
+    def body() -> Iterator[bytes]:
+        try:
+            yield from upstream.iter_raw(STREAM_CHUNK)
+        finally:  # sent, or the caller went away
+            upstream.close()
+            client.close()
+    return StreamingResponse(body(), media_type="application/gzip", headers=headers)
 
 
 def _open_stream(settings: Settings, user: User, path: str) -> tuple[httpx.Client, httpx.Response]:
