@@ -199,3 +199,45 @@ def test_a_scheduler_restart_while_disk_service_is_down_ends_with_the_disks_wipe
         if r["member_id"] == member], 30)
     final = settled(user, running, ("DESTROYED",), timeout=120)
     assert_nothing_left(platform_env, final)
+
+
+def test_the_sweeps_free_holds_left_for_a_destroyed_cluster(running, user, disks, network, admin_headers,
+                                                            platform_env):
+    """A disk and an IP with a DNS name held again under the name of a member whose cluster is
+    DESTROYED (as a lost release would leave them) are found by the sweeps once past their grace
+    period, and freed: the disk wiped, the IP and its name gone."""
+    cluster = retrying(lambda: user.cluster(running))
+    if cluster["state"] != "DESTROYED":
+        retrying(lambda: user.delete(cluster))
+        cluster = settled(user, cluster, ("DESTROYED",), timeout=300)
+    member = cluster["members"][0]
+    sweeps_before = httpx.get("http://127.0.0.1:8081/internal/sweeps", headers=admin_headers, timeout=10).json()
+    releases_before = httpx.get(f"{SCHEDULER}/releases", headers=admin_headers, timeout=10).json()
+    leaked_disks = wait_until("a free disk to leak", lambda: disks.allocate(member["node"], "hdd", 1,
+                                                                             member["member_id"]), 120, every=2)
+    network.allocate(member["member_id"], "default", dns_service=cluster["id"], dns_name="server-1")
+    try:
+        def swept() -> bool:
+            """Sweep now (as the periodic sweeps do); True once the disk is wiped and free, the IP free."""
+            httpx.post(f"{SCHEDULER}/sweep", headers=admin_headers, timeout=60).raise_for_status()
+            httpx.post("http://127.0.0.1:8081/internal/sweeps", headers=admin_headers, timeout=60).raise_for_status()
+            return not disks.disks(owner=member["member_id"]) and not held_by_cluster(network, cluster["id"]) and all(
+                disks.request("GET", f"/disks/{d['id']}")["state"] == "free" for d in leaked_disks)
+
+        # Within their grace periods (scheduler 30 s, orchestrator 60 s) the holds are not judged yet.
+        assert not swept() and disks.disks(owner=member["member_id"]) and held_by_cluster(network, cluster["id"])
+        wait_until("the sweeps free the leaked disk and IP", swept, 240, every=5)
+        assert held_by_cluster(network, cluster["id"]) == []
+        consul = ConsulClient(platform_env["SPINDLE_CONSUL_URL"])
+        try:
+            assert consul.service_health(cluster["id"]) == [], "the leaked DNS name is gone with its IP"
+        finally:
+            consul.close()
+        sweeps = httpx.get("http://127.0.0.1:8081/internal/sweeps", headers=admin_headers, timeout=10).json()
+        releases = httpx.get(f"{SCHEDULER}/releases", headers=admin_headers, timeout=10).json()
+        assert sweeps["freed_total"] > sweeps_before["freed_total"] or sweeps["runs"] < sweeps_before["runs"]
+        assert (releases["swept_total"] > releases_before["swept_total"]
+                or releases["sweeps"] < releases_before["sweeps"])
+    finally:
+        network.release_many([member["member_id"]])
+        disks.release_many([member["member_id"]])
