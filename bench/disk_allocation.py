@@ -32,13 +32,14 @@ from pathlib import Path
 import httpx
 from sqlalchemy import create_engine, text
 
+from spindle_common.auth import internal_headers
 from spindle_common.db import scratch_database, session_factory
 from spindle_common.errors import ApiError
 from spindle_common.migrations import upgrade
 from spindle_disk import allocation
 
 TOKEN = "bench-internal-token"
-HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Spindle-Actor": "bench", "X-Spindle-Role": "service"}
+HEADERS = internal_headers(TOKEN, "bench", "service", ttl_s=24 * 3600)  # the bench's process signs for its services
 DISKS_PER_NODE = {"hdd": 8, "ssd": 4}
 
 

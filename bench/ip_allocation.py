@@ -34,8 +34,8 @@ from spindle_network.main import build_app  # noqa: E402
 from tests.support.live_server import serve  # noqa: E402
 
 TOKEN = "bench-internal-token"
-ADMIN = internal_headers(TOKEN, "bench", "admin")
-SERVICE = internal_headers(TOKEN, "bench", "service")
+ADMIN = internal_headers(TOKEN, "bench", "admin", ttl_s=24 * 3600)
+SERVICE = internal_headers(TOKEN, "bench", "service", ttl_s=24 * 3600)
 POOL = {"name": "bench", "cidr": "172.31.216.0/21"}
 
 

@@ -30,8 +30,9 @@ class UpstreamClient(ServiceClient):
     """A ``ServiceClient`` whose internal service's own failures (a 5xx other than 503) reach the
     public API as a 502 naming the service, never as the api-server's 500."""
 
-    def __init__(self, service: Service, base_url: str, internal_token: str, actor: str, role: Role = "service"):
-        super().__init__(base_url, internal_token, actor=actor, role=role)
+    def __init__(self, service: Service, base_url: str, internal_token: str, actor: str, role: Role = "service",
+                 identity_key: str | None = None):
+        super().__init__(base_url, internal_token, actor=actor, role=role, identity_key=identity_key)
         self.service = service
 
     def request_raw(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -52,7 +53,7 @@ def service_client(settings: Settings, service: Service, user: User,
     """A client of ``service`` acting for ``user`` (the api-server has already decided what the user
     may do; ``admin`` is for the admin endpoints' inventory services)."""
     client = UpstreamClient(service, service_url(settings, service), settings.internal_token, actor=actor_of(user),
-                            role=role)
+                            role=role, identity_key=settings.identity_key)
     try:
         yield client
     finally:

@@ -1,13 +1,26 @@
 """Who is calling an internal service, and may they.
 
-Internal services listen on loopback and trust only callers that present the platform's internal
-token (written by ``deploy/up`` to ``SPINDLE_INTERNAL_TOKEN``). The api-server authenticates end
-users and forwards their identity in ``X-Spindle-Actor`` / ``X-Spindle-Role``; the scheduler and
-orchestrator call with role ``service``.
+Internal services trust only callers that present two things:
+
+- the platform's internal token as the bearer (``SPINDLE_INTERNAL_TOKEN``, written by ``deploy/up``):
+  the caller is part of the platform;
+- a **signed identity**, ``X-Spindle-Identity: v1;<actor>;<role>;<expires>;<signature>`` (actor
+  percent-encoded, ``expires`` in Unix seconds, the signature HMAC-SHA256 of everything before it
+  with the identity key ``SPINDLE_IDENTITY_KEY``, a secret apart from the token): who acts, in
+  which role, until when. Actor and role come from it alone; a caller without the key cannot
+  choose them. The api-server signs for the users it authenticated (actor: their stable id); the
+  scheduler, the orchestrator and the others sign for themselves (role ``service``).
+
+A missing, malformed, badly signed or expired identity is 401; a role the route does not allow, 403.
+An identity is good for ``IDENTITY_TTL_S`` after it is signed (clients sign every request anew).
 """
+import hashlib
 import hmac
+import os
+import time
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import quote, unquote
 
 from fastapi import Header, Request
 
@@ -15,6 +28,13 @@ from spindle_common.errors import ApiError
 
 Role = Literal["admin", "user", "service"]
 ROLES: tuple[str, ...] = ("admin", "user", "service")
+IDENTITY_HEADER = "X-Spindle-Identity"
+IDENTITY_VERSION = "v1"
+# How long a signed identity is good for; long enough for a slow call, short enough that one seen
+# in a log is soon worthless.
+IDENTITY_TTL_S = 300
+# The services' development default, like the internal token's (``ServiceSettings.identity_key``).
+DEV_IDENTITY_KEY = "dev-insecure-identity-key"
 
 
 @dataclass(frozen=True)
@@ -23,43 +43,81 @@ class Caller:
     role: Role
 
 
-def internal_headers(token: str, actor: str, role: Role) -> dict[str, str]:
-    """Headers a service client sends to another service."""
-    return {"Authorization": f"Bearer {token}", "X-Spindle-Actor": actor, "X-Spindle-Role": role}
+def env_identity_key() -> str:
+    """The identity key of this process's environment (``SPINDLE_IDENTITY_KEY``), as the services'
+    settings read it: what a client signs with when it is given none."""
+    return os.environ.get("SPINDLE_IDENTITY_KEY") or DEV_IDENTITY_KEY
 
 
-def caller_dependency(internal_token: str, *allowed: Role):
+def _signature(key: str, signed: str) -> str:
+    return hmac.new(key.encode(), signed.encode(), hashlib.sha256).hexdigest()
+
+
+def sign_identity(key: str, actor: str, role: Role, expires: int) -> str:
+    """The ``X-Spindle-Identity`` value for ``actor`` in ``role`` until ``expires`` (Unix seconds)."""
+    signed = f"{IDENTITY_VERSION};{quote(actor, safe='')};{role};{expires}"
+    return f"{signed};{_signature(key, signed)}"
+
+
+def verify_identity(key: str, value: str | None, now: float) -> Caller:
+    """The caller an ``X-Spindle-Identity`` value names, if ``key`` signed it and it has not
+    expired; a 401 saying what is wrong otherwise."""
+    if not value:
+        raise ApiError(401, "UNAUTHENTICATED", f"a signed identity ({IDENTITY_HEADER}) is required")
+    signed, _, signature = value.rpartition(";")
+    parts = signed.split(";")
+    if len(parts) != 4 or parts[0] != IDENTITY_VERSION:
+        raise ApiError(401, "UNAUTHENTICATED", f"{IDENTITY_HEADER} is not a signed identity")
+    if not hmac.compare_digest(signature.encode(), _signature(key, signed).encode()):
+        raise ApiError(401, "UNAUTHENTICATED", f"{IDENTITY_HEADER} is not signed with the identity key")
+    _, actor, role, expires = parts
+    if role not in ROLES or not actor or not expires.isdigit():
+        raise ApiError(401, "UNAUTHENTICATED", f"{IDENTITY_HEADER} names no valid actor, role and expiry")
+    if int(expires) <= now:
+        raise ApiError(401, "UNAUTHENTICATED", f"{IDENTITY_HEADER} has expired")
+    return Caller(actor=unquote(actor), role=role)  # type: ignore[arg-type]
+
+
+def internal_headers(token: str, actor: str, role: Role, identity_key: str | None = None,
+                     ttl_s: int = IDENTITY_TTL_S) -> dict[str, str]:
+    """Headers a service client sends to another service: the token and ``actor`` in ``role``,
+    signed with ``identity_key`` (default: the environment's) for ``ttl_s`` from now."""
+    key = identity_key if identity_key is not None else env_identity_key()
+    return {"Authorization": f"Bearer {token}",
+            IDENTITY_HEADER: sign_identity(key, actor, role, int(time.time()) + ttl_s)}
+
+
+def caller_dependency(internal_token: str, *allowed: Role, identity_key: str | None = None):
     """A FastAPI dependency that authenticates the caller and requires one of ``allowed`` roles."""
+    key = identity_key if identity_key is not None else env_identity_key()
 
     def dependency(
         authorization: str | None = Header(default=None),
-        x_spindle_actor: str | None = Header(default=None),
-        x_spindle_role: str | None = Header(default=None),
+        x_spindle_identity: str | None = Header(default=None),
     ) -> Caller:
         presented = (authorization or "").removeprefix("Bearer ").strip()
-        if not presented or not hmac.compare_digest(presented, internal_token):
+        if not presented or not hmac.compare_digest(presented.encode(), internal_token.encode()):
             raise ApiError(401, "UNAUTHENTICATED", "a valid internal service token is required")
-        if x_spindle_role not in ROLES or not x_spindle_actor:
-            raise ApiError(401, "UNAUTHENTICATED", "X-Spindle-Actor and X-Spindle-Role headers are required")
-        if x_spindle_role not in allowed:
+        caller = verify_identity(key, x_spindle_identity, time.time())
+        if caller.role not in allowed:
             raise ApiError(403, "FORBIDDEN", f"this action needs role {' or '.join(allowed)}",
-                           {"role": x_spindle_role})
-        return Caller(actor=x_spindle_actor, role=x_spindle_role)  # type: ignore[arg-type]
+                           {"role": caller.role})
+        return caller
 
     return dependency
 
 
 def require(*allowed: Role):
-    """Like ``caller_dependency``, with the token read from the serving app's settings
-    (``app.state.settings``, set by ``create_service_app``)."""
+    """Like ``caller_dependency``, with the token and the identity key read from the serving app's
+    settings (``app.state.settings``, set by ``create_service_app``)."""
 
     def dependency(
         request: Request,
         authorization: str | None = Header(default=None),
-        x_spindle_actor: str | None = Header(default=None),
-        x_spindle_role: str | None = Header(default=None),
+        x_spindle_identity: str | None = Header(default=None),
     ) -> Caller:
-        check = caller_dependency(request.app.state.settings.internal_token, *allowed)
-        return check(authorization, x_spindle_actor, x_spindle_role)
+        settings = request.app.state.settings
+        check = caller_dependency(settings.internal_token, *allowed, identity_key=settings.identity_key)
+        return check(authorization, x_spindle_identity)
 
     return dependency

@@ -1,4 +1,5 @@
-"""Clients for calling one Spindle service from another (internal token, caller identity, envelope)."""
+"""Clients for calling one Spindle service from another (internal token, signed caller identity, envelope)."""
+from collections.abc import Generator
 from typing import Any
 
 import httpx
@@ -7,12 +8,25 @@ from spindle_common.auth import Role, internal_headers
 from spindle_common.errors import ApiError
 
 
+class InternalAuth(httpx.Auth):
+    """The internal token and ``actor``'s identity in ``role``, signed anew for every request (so a
+    long-lived client never sends an expired one); ``identity_key`` None: the environment's."""
+
+    def __init__(self, internal_token: str, actor: str, role: Role, identity_key: str | None = None):
+        self.token, self.actor, self.role, self.identity_key = internal_token, actor, role, identity_key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers.update(internal_headers(self.token, self.actor, self.role, self.identity_key))
+        yield request
+
+
 class ServiceClient:
     """JSON over HTTP to an internal service; its error envelope comes back as an ``ApiError``."""
 
-    def __init__(self, base_url: str, internal_token: str, actor: str, role: Role = "service", timeout: float = 30.0):
+    def __init__(self, base_url: str, internal_token: str, actor: str, role: Role = "service", timeout: float = 30.0,
+                 identity_key: str | None = None):
         self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
-                                  headers=internal_headers(internal_token, actor, role))
+                                  auth=InternalAuth(internal_token, actor, role, identity_key))
 
     def close(self) -> None:
         self._http.close()

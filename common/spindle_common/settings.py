@@ -1,6 +1,8 @@
 """Settings every service reads from the environment (prefix ``SPINDLE_``)."""
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from spindle_common.auth import DEV_IDENTITY_KEY
+
 
 class ServiceSettings(BaseSettings):
     """Base settings; each service subclasses it to set its name and port."""
@@ -22,3 +24,5 @@ class ServiceSettings(BaseSettings):
     log_level: str = "info"
     # Shared secret that internal services require from their callers (see spindle_common.auth).
     internal_token: str = "dev-insecure-internal-token"
+    # Key that signs the callers' identities (actor, role) between services, apart from the token.
+    identity_key: str = DEV_IDENTITY_KEY

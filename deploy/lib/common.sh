@@ -68,10 +68,22 @@ was_started() { [[ -e "$SPINDLE_RUN_DIR/started-$1" ]]; }
 unmark_started() { rm -f "$SPINDLE_RUN_DIR/started-$1"; }
 
 # internal_call METHOD URL [JSON] -> the response body of a call to an internal Spindle service,
-# made as the deploy admin with the internal token; fails on an HTTP error.
+# made as the deploy admin (the internal token, an identity signed with SPINDLE_IDENTITY_KEY); fails
+# on an HTTP error.
 internal_call() {
-  curl -fsS -X "$1" "$2" -H "Authorization: Bearer $SPINDLE_INTERNAL_TOKEN" -H "X-Spindle-Actor: deploy" \
-    -H "X-Spindle-Role: admin" -H "Content-Type: application/json" ${3:+--data "$3"}
+  local identity
+  identity="$(internal_identity deploy admin)" || die "cannot sign the deploy's identity"
+  curl -fsS -X "$1" "$2" -H "Authorization: Bearer $SPINDLE_INTERNAL_TOKEN" -H "X-Spindle-Identity: $identity" \
+    -H "Content-Type: application/json" ${3:+--data "$3"}
+}
+
+# internal_identity ACTOR ROLE -> an X-Spindle-Identity value for ACTOR in ROLE, signed with
+# SPINDLE_IDENTITY_KEY (spindle_common.auth; the key goes through the environment, never argv).
+internal_identity() {
+  [[ -n "${SPINDLE_IDENTITY_KEY:-}" ]] || die "SPINDLE_IDENTITY_KEY is not set (source $SPINDLE_STATE_DIR/spindle.env)"
+  SPINDLE_IDENTITY_KEY="$SPINDLE_IDENTITY_KEY" "$SPINDLE_VENV/bin/python" -c 'import sys, time
+from spindle_common.auth import env_identity_key, sign_identity
+print(sign_identity(env_identity_key(), sys.argv[1], sys.argv[2], int(time.time()) + 300))' "$1" "$2"
 }
 
 # build_go_program NAME WHAT -> $SPINDLE_BIN_DIR/NAME built from the Go module deploy/NAME (a tiny

@@ -37,6 +37,7 @@ from collections.abc import Callable
 import httpx
 import uvicorn
 
+from spindle_common.auth import internal_headers
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.agent_app import build_agent_app
 from spindle_mesos_embedded.app import build_app, load_credentials
@@ -71,8 +72,7 @@ def resource_loader(source: str, token: str):
         if not source:
             loaded = []
         elif source.startswith("http"):
-            headers = {"Authorization": f"Bearer {token}", "X-Spindle-Actor": "mesos-agent",
-                       "X-Spindle-Role": "service"}
+            headers = internal_headers(token, "mesos-agent", "service")  # signed with SPINDLE_IDENTITY_KEY
             loaded = httpx.get(source, headers=headers, timeout=5).raise_for_status().json()
         else:
             with open(source) as f:

@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 
 import httpx
 
-from spindle_common.auth import internal_headers
+from spindle_common.clients import InternalAuth
 from spindle_executor.task_spec import TaskContainer
 
 log = logging.getLogger("spindle.executor.job")
@@ -143,7 +143,7 @@ def extract_files(archive: bytes, folder: Path) -> list[str]:
 def _client(spec: TaskContainer, token: str) -> httpx.Client:
     assert spec.orchestrator_url is not None  # TaskData: a job's task has one
     return httpx.Client(base_url=spec.orchestrator_url.rstrip("/"), timeout=httpx.Timeout(60.0, connect=5.0),
-                        headers=internal_headers(token, f"executor of {spec.task_id}", "service"))
+                        auth=InternalAuth(token, f"executor of {spec.task_id}", "service"))
 
 
 def _answer_problem(response: httpx.Response) -> str:

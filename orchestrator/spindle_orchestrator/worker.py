@@ -38,8 +38,10 @@ MAX_ROUNDS = 8
 def build_lifecycle(settings: Settings) -> Lifecycle:
     return Lifecycle(
         session_factory(settings.database_url), settings, load_catalog(settings.catalog_root).get,
-        SchedulerClient(settings.scheduler_url, settings.internal_token, actor="orchestrator"),
-        NetworkClient(settings.network_service_url, settings.internal_token, actor="orchestrator"),
+        SchedulerClient(settings.scheduler_url, settings.internal_token, actor="orchestrator",
+                        identity_key=settings.identity_key),
+        NetworkClient(settings.network_service_url, settings.internal_token, actor="orchestrator",
+                      identity_key=settings.identity_key),
         ConsulClient(settings.consul_url),
     )
 

@@ -27,10 +27,10 @@ import pytest
 
 from spindle_api.body_limit import JOB_MAX_BYTES
 from spindle_client.client import SpindleError
-from spindle_common.auth import internal_headers
 from spindle_orchestrator.jobs import MAX_SUBMIT_BYTES, cut_marker
 from tests.conftest import STATE_DIR
 from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.internal import internal_headers
 from tests.support.live_users import API_URL, live_user
 from tests.support.through_restarts import PASSING, retrying, settled
 

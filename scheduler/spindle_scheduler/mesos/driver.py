@@ -24,7 +24,8 @@ log = logging.getLogger("spindle.driver")
 
 def build_framework(settings: Settings) -> SpindleFramework:
     store = TaskStore(session_factory(settings.database_url))
-    disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler")
+    disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="scheduler",
+                       identity_key=settings.identity_key)
     # Placement counts the cluster's members already running (a replacement keeps away from them).
     launcher = Launcher(store, disks, partial(place_cluster, store=store), settings.executor_command)
 

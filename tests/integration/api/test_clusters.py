@@ -9,11 +9,11 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from spindle_common.auth import internal_headers
 from spindle_common.db import session_factory
 from spindle_orchestrator.clusters import record_event
 from spindle_orchestrator.models import Cluster
 from tests.integration.api.conftest import bearer
+from tests.support.internal import internal_headers
 
 
 def orchestrator_clusters(orchestrator_url: str, token: str) -> list[dict]:

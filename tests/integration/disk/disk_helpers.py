@@ -1,8 +1,10 @@
 """Shared by disk-service integration tests: callers' headers and an inventory builder."""
+from tests.support.internal import internal_headers
+
 TOKEN = "disk-tests-internal-token"
-ADMIN = {"Authorization": f"Bearer {TOKEN}", "X-Spindle-Actor": "test-admin", "X-Spindle-Role": "admin"}
-SERVICE = {"Authorization": f"Bearer {TOKEN}", "X-Spindle-Actor": "scheduler", "X-Spindle-Role": "service"}
-USER = {"Authorization": f"Bearer {TOKEN}", "X-Spindle-Actor": "alice", "X-Spindle-Role": "user"}
+ADMIN = internal_headers(TOKEN, "test-admin", "admin")
+SERVICE = internal_headers(TOKEN, "scheduler", "service")
+USER = internal_headers(TOKEN, "alice", "user")
 
 
 def fake_lsblk(disk_root: str, classes: dict[str, int], size: int = 4 << 30) -> dict:

@@ -3,7 +3,7 @@ idempotent on retry; many owners released in one call; two batches racing for th
 from collections import Counter
 
 import httpx
-from disk_helpers import ADMIN, SERVICE, TOKEN, add_node
+from disk_helpers import ADMIN, SERVICE, TOKEN, USER, add_node
 from sqlalchemy import create_engine, text
 
 from spindle_common.clients import DiskClient
@@ -113,7 +113,7 @@ def test_conflicts_and_bad_batches_change_nothing(api, disk_db):
                 [ask("a", "n1", "hdd", 1), ask("a", "n2", "ssd", 1)]):  # one owner on two nodes
         error(api.post("/allocations/batch", json={"requests": bad}, headers=SERVICE), 422, "VALIDATION_FAILED")
     error(api.post("/allocations/batch", json={"requests": CLUSTER},
-                   headers={**SERVICE, "X-Spindle-Role": "user"}), 403, "FORBIDDEN")
+                   headers=USER), 403, "FORBIDDEN")
     assert {**states(api, "n1"), **states(api, "n2")} == before
     assert db_counts(disk_db) == (1, 1)
 

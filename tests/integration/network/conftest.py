@@ -5,10 +5,10 @@ import docker
 import pytest
 from fastapi.testclient import TestClient
 
-from spindle_common.auth import internal_headers
 from spindle_common.migrations import upgrade
 from spindle_network.core.config import Settings
 from spindle_network.main import build_app
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 
 TOKEN = "network-test-token"

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from spindle_common.auth import internal_headers
 from spindle_common.migrations import upgrade
 from spindle_disk.core.config import Settings as DiskSettings
 from spindle_disk.main import build_app as build_disk_app
 from spindle_network.core.config import Settings as NetworkSettings
 from spindle_network.main import build_app as build_network_app
 from spindle_node_agent.config import Settings as AgentSettings
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 from tests.support.loop_disks import loop_disk as real_loop_disk
 from tests.support.loop_disks import sh

@@ -9,11 +9,11 @@ import httpx
 import pytest
 
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.main import build_app
 from spindle_orchestrator.worker import running_worker
 from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 
 RESOLVER = dns.resolver.Resolver(configure=False)

@@ -4,9 +4,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.main import build_app
+from tests.support.internal import internal_headers
 
 TOKEN = "test-token"
 AS_API = internal_headers(TOKEN, "api-server", "service")

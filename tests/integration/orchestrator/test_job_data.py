@@ -14,11 +14,11 @@ import pytest
 from sqlalchemy import text
 
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_common.db import session_factory
 from spindle_orchestrator import jobs
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.main import build_app
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 
 LOG_CAP = 100

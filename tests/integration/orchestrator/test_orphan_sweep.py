@@ -7,7 +7,6 @@ import httpx
 from sqlalchemy import delete
 
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_common.clients import SchedulerClient
 from spindle_common.db import session_factory
 from spindle_orchestrator.core.config import Settings
@@ -16,6 +15,7 @@ from spindle_orchestrator.models import Cluster
 from spindle_orchestrator.worker import running_worker
 from tests.integration.orchestrator.test_cluster_lifecycle import wait_state
 from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 
 TERMINAL = ("TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_LOST", "TASK_ERROR", "TASK_DROPPED", "TASK_GONE")

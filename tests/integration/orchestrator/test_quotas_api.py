@@ -7,11 +7,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_common.db import session_factory
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.main import build_app
 from spindle_orchestrator.models import Cluster, Job
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 from tests.support.race import race
 

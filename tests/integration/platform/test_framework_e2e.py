@@ -11,7 +11,6 @@ import docker
 import httpx
 import pytest
 
-from spindle_common.auth import internal_headers
 from spindle_common.clients import NetworkClient
 from spindle_common.migrations import upgrade
 from spindle_scheduler.core.config import Settings
@@ -19,6 +18,7 @@ from spindle_scheduler.main import build_app
 from spindle_scheduler.mesos.driver import running_framework
 from tests.conftest import REPO
 from tests.support.embedded_master import embedded_master
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 
 NODE = os.uname().nodename

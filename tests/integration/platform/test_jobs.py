@@ -16,7 +16,6 @@ import pytest
 
 from spindle_client.client import SpindleError
 from spindle_common import migrations
-from spindle_common.auth import internal_headers
 from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.errors import ApiError
 from spindle_orchestrator.core.config import Settings as OrchestratorSettings
@@ -25,6 +24,7 @@ from spindle_orchestrator.main import build_app
 from spindle_orchestrator.worker import running_worker
 from tests.conftest import REPO, STATE_DIR
 from tests.integration.platform.cluster_checks import assert_nothing_left, wait_settled
+from tests.support.internal import internal_headers
 from tests.support.live_server import serve
 from tests.support.live_users import live_user
 from tests.support.mesos_operator import mesos_operator

@@ -14,11 +14,11 @@ import docker
 import httpx
 import pytest
 
-from spindle_common.auth import internal_headers
 from spindle_common.consul import ConsulClient
 from spindle_common.migrations import upgrade
 from tests.conftest import REPO
 from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.internal import internal_headers
 from tests.support.live_server import free_port, wait_ok
 
 MEMBERS = 3

@@ -10,12 +10,12 @@ import time
 import docker
 import httpx
 
-from spindle_common.auth import internal_headers
 from spindle_common.clients import NetworkClient
 from spindle_common.consul import ConsulClient
 from spindle_common.migrations import upgrade
 from tests.conftest import REPO
 from tests.integration.platform.test_framework_e2e import NODE, member, mesos_master, scheduler_env, wait_tasks  # noqa: F401
+from tests.support.internal import internal_headers
 from tests.support.live_server import free_port, wait_ok
 
 LAUNCHED = ("LAUNCHING", "TASK_STAGING", "TASK_STARTING")

@@ -7,11 +7,13 @@ held, however much the driver printed; its end maps to the Mesos state the orche
 import io
 import json
 import tarfile
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from spindle_common.auth import env_identity_key, verify_identity
 from spindle_executor import job as job_module
 from spindle_executor.job import (
     MAX_LOG_CHARS,
@@ -250,7 +252,7 @@ def test_files_are_fetched_with_the_internal_token_and_retried_while_the_orchest
     fake = orchestrator([503, 200])
     assert fetch_files(job_spec(tmp_path), tmp_path / "job", "secret", delays=(0.0,)) == (["main.py"], JobLimits())
     assert [h["authorization"] for h in fake.headers] == ["Bearer secret"] * 2
-    assert fake.headers[0]["x-spindle-role"] == "service"
+    assert verify_identity(env_identity_key(), fake.headers[0]["x-spindle-identity"], time.time()).role == "service"
 
 
 def test_files_refused_by_the_orchestrator_fail_the_start(tmp_path, orchestrator):

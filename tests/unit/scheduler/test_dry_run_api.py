@@ -5,8 +5,9 @@ from fastapi.testclient import TestClient
 
 from spindle_scheduler.core.config import Settings
 from spindle_scheduler.main import build_app
+from tests.support.internal import internal_headers
 
-SERVICE = {"Authorization": "Bearer t", "X-Spindle-Actor": "orchestrator", "X-Spindle-Role": "service"}
+SERVICE = internal_headers("t", "orchestrator", "service")
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +121,7 @@ def test_unknown_disk_class_is_named(client):
 @pytest.mark.parametrize("headers,status,code", [
     ({}, 401, "UNAUTHENTICATED"),
     ({**SERVICE, "Authorization": "Bearer wrong"}, 401, "UNAUTHENTICATED"),
-    ({**SERVICE, "X-Spindle-Role": "user"}, 403, "FORBIDDEN"),
+    (internal_headers("t", "orchestrator", "user"), 403, "FORBIDDEN"),
 ])
 def test_only_services_and_admins_may_ask(client, headers, status, code):
     r = client.post("/placements/dry-run", headers=headers, json=body([worker(1)], [offer("n1")]))
@@ -128,7 +129,7 @@ def test_only_services_and_admins_may_ask(client, headers, status, code):
 
 
 def test_admins_may_ask(client):
-    r = client.post("/placements/dry-run", headers={**SERVICE, "X-Spindle-Role": "admin"},
+    r = client.post("/placements/dry-run", headers=internal_headers("t", "orchestrator", "admin"),
                     json=body([worker(1)], [offer("n1")]))
     assert r.status_code == 200 and r.json()["placeable"]
 

@@ -7,8 +7,9 @@ from fastapi.testclient import TestClient
 
 from spindle_scheduler.core.config import Settings
 from spindle_scheduler.main import build_app
+from tests.support.internal import internal_headers
 
-SERVICE = {"Authorization": "Bearer t", "X-Spindle-Actor": "orchestrator", "X-Spindle-Role": "service"}
+SERVICE = internal_headers("t", "orchestrator", "service")
 
 
 @pytest.fixture

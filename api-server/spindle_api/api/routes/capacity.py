@@ -34,7 +34,7 @@ class Capacity(BaseModel):
 def capacity(user: CurrentUser, settings: SettingsDep) -> Capacity:
     """Free and in-service whole disks per class, over every node."""
     client = _DiskInventory("disk-service", service_url(settings, "disk-service"), settings.internal_token,
-                            actor=actor_of(user))
+                            actor=actor_of(user), identity_key=settings.identity_key)
     try:
         disks = client.disks()
     finally:

@@ -146,7 +146,7 @@ async def _event_stream(settings: Settings, user: User, cluster_id: str, after_s
     (each event as it is committed; a final ``event: end`` carries the settled cluster). Async, so
     an open stream holds no worker thread. (Its own client: the request's dependencies are gone
     while it streams.)"""
-    headers = internal_headers(settings.internal_token, actor_of(user), "service")
+    headers = internal_headers(settings.internal_token, actor_of(user), "service", settings.identity_key)
     try:
         async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
                                      timeout=httpx.Timeout(10.0, read=None)) as client:
