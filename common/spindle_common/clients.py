@@ -10,7 +10,7 @@ from spindle_common.errors import ApiError
 
 class InternalAuth(httpx.Auth):
     """The internal token and ``actor``'s identity in ``role``, signed anew for every request (so a
-    long-lived client never sends an expired one); ``identity_key`` None: the environment's."""
+    long-lived client never sends an expired one); ``identity_key`` None: the environment's for ``role``."""
 
     def __init__(self, internal_token: str, actor: str, role: Role, identity_key: str | None = None):
         self.token, self.actor, self.role, self.identity_key = internal_token, actor, role, identity_key

@@ -1,7 +1,7 @@
 """Settings every service reads from the environment (prefix ``SPINDLE_``)."""
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from spindle_common.auth import DEV_IDENTITY_KEY
+from spindle_common.auth import DEV_IDENTITY_KEY, DEV_NODE_IDENTITY_KEY
 
 
 class ServiceSettings(BaseSettings):
@@ -26,3 +26,5 @@ class ServiceSettings(BaseSettings):
     internal_token: str = "dev-insecure-internal-token"
     # Key that signs the callers' identities (actor, role) between services, apart from the token.
     identity_key: str = DEV_IDENTITY_KEY
+    # Key with which nodes (node agents, Mesos agents, executors) sign role "node", and only that.
+    node_identity_key: str = DEV_NODE_IDENTITY_KEY

@@ -168,11 +168,13 @@ start_node() {
     --insecure-registry "$(node_registry)"
   wait_for "node $node's dockerd" 60 node_docker_ok "$node"
   load_node_images "$node"
+  # A node gets the internal token and the nodes' identity key: it signs as a node, never as an
+  # admin, a service or a user (spindle_common.auth).
   local token identity; token="$(cat "$SPINDLE_STATE_DIR/internal-token")"
-  identity="$(cat "$SPINDLE_STATE_DIR/identity-key")"
+  identity="$(cat "$SPINDLE_STATE_DIR/node-identity-key")"
   node_start_daemon "$node" node-agent env SPINDLE_NODE_NAME="$node" SPINDLE_NODE_ADDRESS="$addr" \
     SPINDLE_NODE_DISK_ROOT="$dir/disks" SPINDLE_NODE_FABRIC_IFACE=fab0 SPINDLE_INTERNAL_TOKEN="$token" \
-    SPINDLE_IDENTITY_KEY="$identity" \
+    SPINDLE_NODE_IDENTITY_KEY="$identity" \
     SPINDLE_NODE_CPUS="$cpus" SPINDLE_NODE_MEM_MB="$mem" SPINDLE_NODE_DISK_CLASSES="{$(cat "$dir"/classes/* | paste -sd,)}" \
     SPINDLE_NODE_DISK_LABEL_PREFIX="spdl-$node-" \
     SPINDLE_DISK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8083" SPINDLE_NETWORK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8084" \
@@ -181,7 +183,7 @@ start_node() {
     SPINDLE_AGENT_HOST="$addr" SPINDLE_AGENT_PORT=5051 SPINDLE_MESOS_WORK_DIR="$dir/mesos-agent" \
     SPINDLE_MESOS_RESOURCES="http://$SPINDLE_FABRIC_ADDR:8083/nodes/$node/mesos-resources" SPINDLE_NODE_NAME="$node" \
     SPINDLE_AGENT_CPUS="$cpus" SPINDLE_AGENT_MEM_MB="$mem" SPINDLE_INTERNAL_TOKEN="$token" \
-    SPINDLE_IDENTITY_KEY="$identity" SPINDLE_REGISTRY="$(node_registry)" DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-mesos-agent"
+    SPINDLE_NODE_IDENTITY_KEY="$identity" SPINDLE_REGISTRY="$(node_registry)" DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-mesos-agent"
   log "node $node up at $addr ($cpus cpus, $mem MB)"
 }
 

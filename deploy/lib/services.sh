@@ -9,10 +9,12 @@ SERVICES=(disk-service network-service scheduler orchestrator api-server)
 # Environment shared by every service process and by the CLI/tests (holds the DB password: 0600).
 write_env_file() {
   local f="$SPINDLE_STATE_DIR/spindle.env" token_file="$SPINDLE_STATE_DIR/internal-token"
-  local identity_file="$SPINDLE_STATE_DIR/identity-key"
-  [[ -s "$token_file" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$token_file")
-  # The key that signs callers' identities between services (spindle_common.auth), apart from the token.
-  [[ -s "$identity_file" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$identity_file")
+  local identity_file="$SPINDLE_STATE_DIR/identity-key" node_identity_file="$SPINDLE_STATE_DIR/node-identity-key" k
+  # The internal token; the key that signs callers' identities between services (spindle_common.auth),
+  # apart from the token; the nodes' key, which signs role "node" only (nodes get no other).
+  for k in "$token_file" "$identity_file" "$node_identity_file"; do
+    [[ -s "$k" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$k")
+  done
   write_mesos_credentials
   (umask 077; cat > "$f" <<ENV
 SPINDLE_DATABASE_URL=$SPINDLE_DATABASE_URL
@@ -22,6 +24,7 @@ SPINDLE_BASE_IMAGE=$SPINDLE_BASE_IMAGE
 SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
 SPINDLE_INTERNAL_TOKEN=$(cat "$token_file")
 SPINDLE_IDENTITY_KEY=$(cat "$identity_file")
+SPINDLE_NODE_IDENTITY_KEY=$(cat "$node_identity_file")
 SPINDLE_MESOS_MASTER=127.0.0.1:$SPINDLE_MESOS_PORT
 SPINDLE_MESOS_PRINCIPAL=spindle
 SPINDLE_MESOS_SECRET=$(cat "$SPINDLE_STATE_DIR/mesos-secret")

@@ -72,7 +72,9 @@ def resource_loader(source: str, token: str):
         if not source:
             loaded = []
         elif source.startswith("http"):
-            headers = internal_headers(token, "mesos-agent", "service")  # signed with SPINDLE_IDENTITY_KEY
+            # As its node (…/nodes/<node>/mesos-resources), signed with the nodes' key SPINDLE_NODE_IDENTITY_KEY.
+            node = source.rstrip("/").split("/")[-2]
+            headers = internal_headers(token, f"mesos-agent/{node}", "node")
             loaded = httpx.get(source, headers=headers, timeout=5).raise_for_status().json()
         else:
             with open(source) as f:

@@ -59,7 +59,7 @@ class Isolation:
         self.spec, self.container = spec, container
         url = urlsplit(spec.isolation.peers_url)
         self.client = ServiceClient(f"{url.scheme}://{url.netloc}", os.environ.get(TOKEN_ENV, ""),
-                                    actor=f"executor:{spec.task_id}", timeout=POLL_WAIT_S + 10)
+                                    actor=f"executor:{spec.task_id}", role="node", timeout=POLL_WAIT_S + 10)
         self.path = url.path
         self.current = PeerSet(cluster_id=spec.cluster_id, peers=[spec.ip], tenant_ranges=[])
         self.pid = 0

@@ -143,7 +143,7 @@ def extract_files(archive: bytes, folder: Path) -> list[str]:
 def _client(spec: TaskContainer, token: str) -> httpx.Client:
     assert spec.orchestrator_url is not None  # TaskData: a job's task has one
     return httpx.Client(base_url=spec.orchestrator_url.rstrip("/"), timeout=httpx.Timeout(60.0, connect=5.0),
-                        auth=InternalAuth(token, f"executor of {spec.task_id}", "service"))
+                        auth=InternalAuth(token, f"executor of {spec.task_id}", "node"))  # the nodes' key
 
 
 def _answer_problem(response: httpx.Response) -> str:

@@ -79,10 +79,11 @@ class NodeAgent:
                  clock: Callable[[], float] = time.monotonic):
         self.settings = settings
         self.node = settings.node_name
+        # Role node, signed with the nodes' key (SPINDLE_NODE_IDENTITY_KEY): all a node may be.
         self.disks = disks or DiskClient(settings.disk_service_url, settings.internal_token, settings.actor,
-                                         role="admin")
+                                         role="node")
         self.network = network or ServiceClient(settings.network_service_url, settings.internal_token,
-                                                settings.actor, role="admin")
+                                                settings.actor, role="node")
         self._docker_factory = docker_client
         self._docker: docker.DockerClient | None = None
         self._clock = clock

@@ -1,7 +1,9 @@
 """The running platform's internal services take actor and role only from an identity signed with
 the identity key: a caller holding the internal token but not the key — the old caller-chosen
-``X-Spindle-Role`` headers, an identity signed with another key, a signed one with its role swapped,
-an expired one — is 401 at every service; a signed identity of the wrong role is 403."""
+``X-Spindle-Role`` headers, an identity signed with another key or with the nodes' key, a signed one
+with its role swapped, an expired one — is 401 at every service; a signed identity of the wrong
+role is 403. What a node holds (the token, the nodes' key) makes it a node: it reads the pools and
+its own node, never another node's, never what needs an admin or a service."""
 import time
 
 import httpx
@@ -54,3 +56,22 @@ def test_a_signed_identity_without_the_token_is_401(service):
 def test_a_signed_user_is_403_where_admins_or_services_are_needed(service, platform_env):
     refused = get(READS[service], internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], "u1", "user"))
     assert refused.status_code == 403 and refused.json()["error"]["details"] == {"role": "user"}
+
+
+def as_node(platform_env, actor: str) -> dict[str, str]:
+    return internal_headers(platform_env["SPINDLE_INTERNAL_TOKEN"], actor, "node",
+                            platform_env["SPINDLE_NODE_IDENTITY_KEY"])
+
+
+def test_a_node_is_a_node_only(platform_env):
+    node = httpx.get("http://127.0.0.1:8083/nodes", headers=internal_headers(
+        platform_env["SPINDLE_INTERNAL_TOKEN"], "identity-test", "admin"), timeout=30).json()[0]["name"]
+    assert get("http://127.0.0.1:8084/pools", as_node(platform_env, f"node-agent/{node}")).status_code == 200
+    own = get(f"http://127.0.0.1:8083/nodes/{node}", as_node(platform_env, f"node-agent/{node}"))
+    assert own.status_code == 200 and own.json()["name"] == node
+    other = get(f"http://127.0.0.1:8083/nodes/{node}", as_node(platform_env, "node-agent/some-other-node"))
+    assert other.status_code == 403
+    for service in sorted(SERVICE_READS):  # what services and admins do
+        refused = get(SERVICE_READS[service], as_node(platform_env, f"node-agent/{node}"))
+        assert refused.status_code == 403 and refused.json()["error"]["details"] == {"role": "node"}
+    assert get("http://127.0.0.1:8083/nodes", as_node(platform_env, f"node-agent/{node}")).status_code == 403

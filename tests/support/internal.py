@@ -13,14 +13,15 @@ TEST_TTL_S = 24 * 3600
 
 
 def use_platform_identity_key(env_file: Path) -> None:
-    """``SPINDLE_IDENTITY_KEY`` of the running platform (``deploy/up``'s spindle.env), unless this
-    process has one already; without a platform, the services' development default stays."""
-    if "SPINDLE_IDENTITY_KEY" in os.environ or not env_file.exists():
+    """``SPINDLE_IDENTITY_KEY`` and ``SPINDLE_NODE_IDENTITY_KEY`` of the running platform
+    (``deploy/up``'s spindle.env), unless this process has them already; without a platform, the
+    services' development defaults stay."""
+    if not env_file.exists():
         return
     for line in env_file.read_text().splitlines():
         name, sep, value = line.partition("=")
-        if sep and name == "SPINDLE_IDENTITY_KEY":
-            os.environ["SPINDLE_IDENTITY_KEY"] = value
+        if sep and name in ("SPINDLE_IDENTITY_KEY", "SPINDLE_NODE_IDENTITY_KEY"):
+            os.environ.setdefault(name, value)
 
 
 def internal_headers(token: str, actor: str, role: auth.Role, identity_key: str | None = None) -> dict[str, str]:
@@ -31,8 +32,8 @@ def internal_headers(token: str, actor: str, role: auth.Role, identity_key: str 
 
 def forged_headers(token: str, actor: str, role: str) -> list[dict[str, str]]:
     """What a caller holding the token but not the identity key might send to claim ``role``: the old
-    caller-chosen headers, an identity signed with a wrong key, one signed right but for another role
-    with the role swapped, and an expired one."""
+    caller-chosen headers, an identity signed with a wrong key, one signed with the nodes' key (what
+    a node holds), one signed right but for another role with the role swapped, and an expired one."""
     now = int(time.time())
     right = auth.sign_identity(auth.env_identity_key(), actor, "user", now + 600)
     swapped = right.replace(";user;", f";{role};", 1)
@@ -40,6 +41,8 @@ def forged_headers(token: str, actor: str, role: str) -> list[dict[str, str]]:
         {"Authorization": f"Bearer {token}", "X-Spindle-Actor": actor, "X-Spindle-Role": role},
         {"Authorization": f"Bearer {token}",
          auth.IDENTITY_HEADER: auth.sign_identity("not-the-key", actor, role, now + 600)},  # type: ignore[arg-type]
+        {"Authorization": f"Bearer {token}",
+         auth.IDENTITY_HEADER: auth.sign_identity(auth.env_identity_key("node"), actor, role, now + 600)},  # type: ignore[arg-type]
         {"Authorization": f"Bearer {token}", auth.IDENTITY_HEADER: swapped},
         {"Authorization": f"Bearer {token}",
          auth.IDENTITY_HEADER: auth.sign_identity(auth.env_identity_key(), actor, role, now - 1)},  # type: ignore[arg-type]

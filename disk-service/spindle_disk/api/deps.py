@@ -29,3 +29,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 Admin = Annotated[Caller, Depends(require("admin"))]
 # The scheduler/orchestrator (role service) and admins allocate, release and read agent resources.
 ServiceOrAdmin = Annotated[Caller, Depends(require("service", "admin"))]
+# What a node's agents do (role node, signed with the nodes' key): register and heartbeat their own
+# node, report its disks and their wipes, read its Mesos resources.
+NodeOrAdmin = Annotated[Caller, Depends(require("node", "admin"))]
+ServiceNodeOrAdmin = Annotated[Caller, Depends(require("service", "node", "admin"))]

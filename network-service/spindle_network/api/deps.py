@@ -32,3 +32,5 @@ DockerDep = Annotated[docker.DockerClient, Depends(get_docker)]
 ConsulDep = Annotated[ConsulClient, Depends(get_consul)]
 Admin = Annotated[Caller, Depends(require("admin"))]
 ServiceOrAdmin = Annotated[Caller, Depends(require("service", "admin"))]
+# Node agents (role node) read the pools, to make each macvlan pool's Docker network on their node.
+NodeOrAdmin = Annotated[Caller, Depends(require("node", "admin"))]

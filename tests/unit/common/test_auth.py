@@ -12,6 +12,7 @@ from spindle_common.auth import (
     Caller,
     caller_dependency,
     internal_headers,
+    require_own_node,
     sign_identity,
     verify_identity,
 )
@@ -98,3 +99,48 @@ def test_headers_carry_the_token_and_a_fresh_identity():
     assert headers["Authorization"] == f"Bearer {TOKEN}" and set(headers) == {"Authorization", IDENTITY_HEADER}
     assert verify_identity(KEY, headers[IDENTITY_HEADER], time.time()).role == "service"
     assert headers != internal_headers(TOKEN, "orchestrator", "user", KEY, ttl_s=60)
+
+
+NODE_KEY = "node-key"
+
+
+@pytest.mark.parametrize("key, role, accepted", [
+    (NODE_KEY, "node", True),
+    (KEY, "node", False),  # a node identity is signed with the nodes' key, nothing else
+    (NODE_KEY, "admin", False),  # the nodes' key signs no other role
+    (NODE_KEY, "service", False),
+    (NODE_KEY, "user", False),
+    (KEY, "service", True),
+])
+def test_the_nodes_key_signs_role_node_only(key, role, accepted):
+    value = sign_identity(key, "node-agent/n1", role, NOW + 60)
+    try:
+        caller = verify_identity(KEY, value, NOW, NODE_KEY)
+    except ApiError as exc:
+        assert not accepted and exc.status == 401
+    else:
+        assert accepted and caller == Caller("node-agent/n1", role)
+
+
+def test_where_nodes_are_not_configured_a_node_identity_is_refused():
+    with pytest.raises(ApiError) as refused:
+        verify_identity(KEY, sign_identity(NODE_KEY, "node-agent/n1", "node", NOW + 60), NOW)
+    assert refused.value.status == 401
+
+
+@pytest.mark.parametrize("caller, node, allowed", [
+    (Caller("node-agent/n1", "node"), "n1", True),
+    (Caller("mesos-agent/n1", "node"), "n1", True),
+    (Caller("node-agent/n1", "node"), "n2", False),
+    (Caller("node-agent/n10", "node"), "n1", False),
+    (Caller("n1", "node"), "n1", True),
+    (Caller("deploy", "admin"), "n2", True),  # admins and services act for any node
+    (Caller("scheduler", "service"), "n2", True),
+])
+def test_a_node_acts_only_for_itself(caller, node, allowed):
+    try:
+        require_own_node(caller, node)
+    except ApiError as exc:
+        assert not allowed and exc.status == 403
+    else:
+        assert allowed

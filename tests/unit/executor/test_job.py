@@ -252,7 +252,8 @@ def test_files_are_fetched_with_the_internal_token_and_retried_while_the_orchest
     fake = orchestrator([503, 200])
     assert fetch_files(job_spec(tmp_path), tmp_path / "job", "secret", delays=(0.0,)) == (["main.py"], JobLimits())
     assert [h["authorization"] for h in fake.headers] == ["Bearer secret"] * 2
-    assert verify_identity(env_identity_key(), fake.headers[0]["x-spindle-identity"], time.time()).role == "service"
+    identity = fake.headers[0]["x-spindle-identity"]
+    assert verify_identity(env_identity_key(), identity, time.time(), env_identity_key("node")).role == "node"
 
 
 def test_files_refused_by_the_orchestrator_fail_the_start(tmp_path, orchestrator):

@@ -5,7 +5,7 @@ from fastapi import APIRouter, Query
 
 from spindle_common.contracts import DiskClass, DiskState
 from spindle_disk import inventory, schemas, transitions, wipe
-from spindle_disk.api.deps import Admin, ServiceOrAdmin, SessionDep, WiperDep
+from spindle_disk.api.deps import Admin, ServiceNodeOrAdmin, ServiceOrAdmin, SessionDep, WiperDep
 from spindle_disk.states import FAILED, RETIRED, WIPING
 
 router = APIRouter(prefix="/disks", tags=["disks"])
@@ -13,7 +13,7 @@ router = APIRouter(prefix="/disks", tags=["disks"])
 
 @router.get("", response_model=schemas.DiskPage)
 def list_disks(
-    session: SessionDep, _: ServiceOrAdmin,
+    session: SessionDep, _: ServiceNodeOrAdmin,
     node: str | None = None,
     state: DiskState | None = None,
     disk_class: Annotated[DiskClass | None, Query(alias="class")] = None,
@@ -61,7 +61,7 @@ def wipe_failed_disk(disk_id: int, body: schemas.StateChangeRequest, session: Se
 
 
 @router.post("/{disk_id}/wipe-result", response_model=schemas.DiskOut)
-def report_wipe(disk_id: int, body: schemas.WipeResult, session: SessionDep, caller: ServiceOrAdmin):
+def report_wipe(disk_id: int, body: schemas.WipeResult, session: SessionDep, caller: ServiceNodeOrAdmin):
     """A remote node reports the wipe it ran: ``wiping`` → ``free``, or → ``failed``."""
     wipe.finish(session, disk_id, body.ok, body.reason or "wipe failed on the node", caller.actor)
     return inventory.disk_out(session, disk_id)

@@ -6,9 +6,10 @@ from typing import Any
 from fastapi import APIRouter, Response, status
 from sqlalchemy import func, select
 
+from spindle_common.auth import require_own_node
 from spindle_common.errors import ApiError, error_responses
 from spindle_disk import blockdev, discovery, inventory, mesos_resources, schemas
-from spindle_disk.api.deps import Admin, ServiceOrAdmin, SessionDep, SettingsDep
+from spindle_disk.api.deps import Admin, NodeOrAdmin, ServiceNodeOrAdmin, SessionDep, SettingsDep
 from spindle_disk.models import Disk
 from spindle_disk.wipe import is_local
 
@@ -17,8 +18,9 @@ log = logging.getLogger("spindle.disk.nodes")
 
 
 @router.post("", response_model=schemas.NodeOut, status_code=status.HTTP_201_CREATED)
-def register_node(body: schemas.NodeCreate, session: SessionDep, _: Admin, response: Response):
+def register_node(body: schemas.NodeCreate, session: SessionDep, caller: NodeOrAdmin, response: Response):
     """Register a node; the same registration again returns it with 200."""
+    require_own_node(caller, body.name)
     node, created = inventory.register_node(session, body)
     if not created:
         response.status_code = status.HTTP_200_OK
@@ -31,18 +33,20 @@ def list_nodes(session: SessionDep, _: Admin):
 
 
 @router.get("/{name}", response_model=schemas.NodeOut)
-def get_node(name: str, session: SessionDep, _: Admin):
+def get_node(name: str, session: SessionDep, caller: NodeOrAdmin):
+    require_own_node(caller, name)
     return inventory.node_or_404(session, name)
 
 
 @router.post("/{name}/discover", response_model=schemas.DiscoverResult)
 def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep, settings: SettingsDep,
-                   caller: Admin):
+                   caller: NodeOrAdmin):
     """Register the node's disks prepared for Spindle (mounted below its disk root; a Spindle-labelled
     disk mounted elsewhere is another node's).
 
     A remote node's ``lsblk --json`` output comes in the body; for this machine it may be omitted.
     """
+    require_own_node(caller, name)
     node = inventory.node_or_404(session, name)
     lsblk = body.lsblk
     if lsblk is None:
@@ -63,8 +67,9 @@ def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep
 
 @router.post("/{name}/heartbeat", response_model=schemas.NodeOut,
              responses=error_responses(401, 403, 404, 422, descriptions={404: "no node of that name"}))
-def heartbeat(name: str, session: SessionDep, caller: ServiceOrAdmin, body: schemas.Heartbeat | None = None):
+def heartbeat(name: str, session: SessionDep, caller: ServiceNodeOrAdmin, body: schemas.Heartbeat | None = None):
     """The node's agent is alive: record now as the node's ``last_seen_at``."""
+    require_own_node(caller, name)
     node = inventory.node_or_404(session, name)
     node.last_seen_at = func.now()
     session.commit()
@@ -73,8 +78,9 @@ def heartbeat(name: str, session: SessionDep, caller: ServiceOrAdmin, body: sche
 
 
 @router.get("/{name}/mesos-resources")
-def mesos_agent_resources(name: str, session: SessionDep, _: ServiceOrAdmin) -> list[dict[str, Any]]:
+def mesos_agent_resources(name: str, session: SessionDep, caller: ServiceNodeOrAdmin) -> list[dict[str, Any]]:
     """The node's Mesos agent ``--resources`` JSON: cpus, mem and one MOUNT disk per usable disk."""
+    require_own_node(caller, name)
     node = inventory.node_or_404(session, name)
     disks = session.scalars(select(Disk).where(Disk.node_id == node.id))
     return mesos_resources.agent_resources(disks, node.cpus, node.mem_mb)

@@ -5,7 +5,7 @@ from sqlalchemy.exc import IntegrityError
 
 from spindle_common.errors import ApiError
 from spindle_network.allocation import pool_or_404
-from spindle_network.api.deps import Admin, DockerDep, ServiceOrAdmin, SessionDep
+from spindle_network.api.deps import Admin, DockerDep, NodeOrAdmin, ServiceOrAdmin, SessionDep
 from spindle_network.docker_networks import ensure_network, remove_network
 from spindle_network.host_networks import host_networks
 from spindle_network.models import FloatingIp, Pool
@@ -55,7 +55,7 @@ def create_pool(body: PoolCreate, session: SessionDep, docker: DockerDep, _: Adm
 
 
 @router.get("")
-def list_pools(session: SessionDep, _: Admin) -> list[PoolOut]:
+def list_pools(session: SessionDep, _: NodeOrAdmin) -> list[PoolOut]:
     return [pool_out(session, p) for p in session.scalars(select(Pool).order_by(Pool.name))]
 
 

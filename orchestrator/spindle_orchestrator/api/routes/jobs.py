@@ -92,7 +92,7 @@ def job_output(cluster_id: str, job_id: str, session: SessionDep, request: Reque
 # --- for the executors of jobs' drivers (service role only; the api-server does not expose these) ---
 
 internal_router = APIRouter(prefix="/internal/jobs/{job_id}", tags=["internal"])
-ExecutorCaller = Annotated[Caller, Depends(require("service"))]
+ExecutorCaller = Annotated[Caller, Depends(require("service", "node"))]  # executors sign as nodes
 RESULT_ERRORS = error_responses(401, 403, 404, 409, 413, 422)
 
 

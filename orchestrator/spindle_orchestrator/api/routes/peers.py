@@ -14,7 +14,7 @@ from spindle_orchestrator import peers
 from spindle_orchestrator.core.config import Settings
 
 router = APIRouter(prefix="/internal/clusters/{cluster_id}", tags=["internal"])
-ExecutorCaller = Annotated[Caller, Depends(require("service"))]
+ExecutorCaller = Annotated[Caller, Depends(require("service", "node"))]  # executors sign as nodes
 # While waiting, the set is read again this often even without a notification (a driver's address
 # is recorded without one).
 RECHECK_S = 2.0
