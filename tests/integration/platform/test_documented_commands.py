@@ -6,7 +6,8 @@ Lines are read from the README's code blocks: comments dropped, ``;`` separating
 a line with ``[optional parts]`` run both without and with them. Placeholders get real values:
 ``<token>`` the user's API token, ``<id>`` the Spark cluster the CLI section launches,
 ``<cluster-id>`` the engine cluster the Engine section launches, ``<args>`` the word count's
-arguments (one of them starts with ``-``), ``<job id>`` the job ``submit`` ran. The program
+arguments (one of them starts with ``-``), ``<job id>`` the job ``submit`` ran, ``<token id>`` the
+token ``tokens create`` made. The program
 files the lines name (wordcount.py, lib.py, my_driver.py, reducer.cpp) are written to the
 folder the commands run in. The lines run in an order that works (``delete`` last); the README
 and this test's lists must name the same lines, so a documented line cannot go untested.
@@ -175,6 +176,15 @@ def word_counts(split_by: str, remember_job: bool = False) -> Check:
     return check
 
 
+def token_created(key: str) -> Check:
+    """``tokens create``: remembers the new token's id; the token itself is printed once."""
+    def check(done: subprocess.CompletedProcess, values: dict) -> None:
+        match = re.search(r"^token (\d+), works until .*\n(spd_\S+)$", done.stdout, re.M)
+        assert match, done.stdout
+        values[key] = match.group(1)
+    return check
+
+
 def status_all_passing(done: subprocess.CompletedProcess, _: dict) -> None:
     rows = done.stdout.splitlines()[1:]
     assert rows and all(row.split()[1] == "passing" for row in rows), done.stdout
@@ -199,6 +209,9 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle status", status_all_passing),
     ("spindle login --url http://127.0.0.1:8080 --token <token>", has_value("user")),
     ("spindle products", has("spark", "static-web", "engine", "DESCRIPTION")),
+    ("spindle tokens", has("PREFIX", "EXPIRES", "active")),
+    ("spindle tokens create --expires-in 7d", token_created("token id")),
+    ("spindle tokens revoke <token id>", all_checks(has("revoked token"), has_value("token id"))),
     ("spindle launch static-web 1.0 --plan", plan_placeable),
     ("spindle launch spark 3.5 --opt roles.worker.count=2 --opt roles.worker.disks.hdd=2 --follow", launched("id")),
     ("spindle clusters", cluster_listed(None)),
