@@ -30,14 +30,11 @@ class IsolationFailed(Exception):
     """The container's filter could not be installed (the message says why)."""
 
 
-def container_pid(container: Container) -> int:
+def container_pid(container: Container) -> int | None:
+    """The container's main process, None once it has ended (no namespace left to filter)."""
     container.reload()
-    state = container.attrs["State"]
-    pid = int(state["Pid"])
-    if pid <= 0:
-        logs = container.logs(tail=5).decode(errors="replace").strip()
-        raise IsolationFailed(f"the container exited with code {state.get('ExitCode')} as it started: {logs}")
-    return pid
+    pid = int(container.attrs["State"]["Pid"])
+    return pid if pid > 0 else None
 
 
 def install(pid: int, table: str) -> None:
@@ -76,9 +73,14 @@ class Isolation:
         install(self.pid, rules(peers.peers, peers.tenant_ranges, peers.platform))
         self.current = peers
 
-    def start(self) -> None:
-        """Install the first filter (raises ``IsolationFailed``), then follow the peers."""
-        self.pid = container_pid(self.container)
+    def start(self) -> bool:
+        """Install the first filter (raises ``IsolationFailed``), then follow the peers; False when
+        the container has already ended (a driver that exits at once: its end is reported as such)."""
+        pid = container_pid(self.container)
+        if pid is None:
+            self.client.close()
+            return False
+        self.pid = pid
         try:
             peers = self._fetch(0)
         except (ApiError, ValueError) as exc:
@@ -88,6 +90,7 @@ class Isolation:
         self._install(peers)
         log.info("task %s: isolated (%d peers)", self.spec.task_id, len(peers.peers))
         threading.Thread(target=self._follow, daemon=True, name=f"isolation-{self.spec.task_id}").start()
+        return True
 
     def stop(self) -> None:
         self.stopped.set()
@@ -112,9 +115,9 @@ class Isolation:
 
 
 def isolate(spec: TaskContainer, container: Container) -> Isolation | None:
-    """Install the container's filter when its task asks for isolation (None when it does not)."""
+    """Install the container's filter when its task asks for isolation (None when it does not, or
+    when the container has already ended)."""
     if spec.isolation is None or not spec.ip:
         return None
     isolation = Isolation(spec, container)
-    isolation.start()
-    return isolation
+    return isolation if isolation.start() else None
