@@ -3,6 +3,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from spindle_common.auth import require_own_node
 from spindle_common.contracts import DiskClass, DiskState
 from spindle_disk import inventory, schemas, transitions, wipe
 from spindle_disk.api.deps import Admin, ServiceNodeOrAdmin, ServiceOrAdmin, SessionDep, WiperDep
@@ -62,7 +63,10 @@ def wipe_failed_disk(disk_id: int, body: schemas.StateChangeRequest, session: Se
 
 @router.post("/{disk_id}/wipe-result", response_model=schemas.DiskOut)
 def report_wipe(disk_id: int, body: schemas.WipeResult, session: SessionDep, caller: ServiceNodeOrAdmin):
-    """A remote node reports the wipe it ran: ``wiping`` → ``free``, or → ``failed``."""
+    """A remote node reports the wipe it ran: ``wiping`` → ``free``, or → ``failed``. A node
+    reports only its own disks."""
+    if caller.role == "node":
+        require_own_node(caller, inventory.disk_out(session, disk_id).node)
     wipe.finish(session, disk_id, body.ok, body.reason or "wipe failed on the node", caller.actor)
     return inventory.disk_out(session, disk_id)
 
