@@ -268,3 +268,111 @@ def test_figure5_word_count_across_hosts_with_a_cpp_reducer(engine, agents, tmp_
         assert all(s["files_served"] > 0 for s in (a.stats() for a in cluster.agents))
     finally:
         cluster.stop()
+
+
+def _parts(directory):
+    """The part files of a save directory, in order, as lists of lines."""
+    names = sorted(os.listdir(directory))
+    assert names == [f"part-{i:05d}" for i in range(len(names))], names
+    with_lines = []
+    for name in names:
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            with_lines.append(f.read().splitlines())
+    return with_lines
+
+
+def test_saves_in_cluster_mode_land_on_the_driver(engine, agents, tmp_path, fn, monkeypatch):
+    """saveAsTextFile / saveAsJsonFile to a local path: the executors write their part files in
+    their hosts' work dirs and the driver streams them from the hosts' file servers into the
+    path (absolute, file:// or relative to the driver's working directory)."""
+    import json
+
+    path, text = _text(tmp_path, lines=3000, seed=17)
+    expected = Counter(text.split())
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        counts = python.textFile(path, 4).flatMap(fn("wordcount.py:Split")) \
+            .reduceByKey(fn("wordcount.py:Join"), 3)
+        served = sum(s["bytes_served"] for s in (a.stats() for a in cluster.agents))
+        counts.saveAsTextFile(str(tmp_path / "out" / "counts"))
+        parts = _parts(tmp_path / "out" / "counts")
+        assert len(parts) == 3
+        assert dict(tuple(json.loads(line)) for part in parts for line in part) == expected
+        # written on the hosts (both of them), then fetched through their file servers
+        on_hosts = [p for a in agents for p in a.files("w*/save*/part-*")]
+        assert {p.split("/spindle-engine/")[0].rsplit("/", 1)[0] for p in on_hosts} == \
+            {os.path.dirname(a.disks[0]) for a in agents}
+        host_lines = []
+        for p in on_hosts:
+            with open(p, encoding="utf-8") as f:
+                host_lines += f.read().splitlines()
+        assert sorted(host_lines) == sorted(line for part in parts for line in part)
+        assert sum(s["bytes_served"] for s in (a.stats() for a in cluster.agents)) - served >= \
+            sum(os.path.getsize(p) for p in on_hosts)
+
+        counts.saveAsJsonFile("file://" + str(tmp_path / "json"))
+        assert dict(tuple(json.loads(line)) for part in _parts(tmp_path / "json")
+                    for line in part) == expected
+        monkeypatch.chdir(tmp_path)
+        python.parallelize(["é", 1, (2, "b")], 2).saveAsTextFile("rel/out")
+        assert _parts(tmp_path / "rel" / "out") == [["é"], ["1", '[2,"b"]']]
+        python.parallelize([], 2).saveAsTextFile("empty")
+        assert _parts(tmp_path / "empty") == [[], []]
+        with pytest.raises(FileExistsError):
+            counts.saveAsTextFile("rel/out")
+    finally:
+        cluster.stop()
+
+
+def _slow_part(x):
+    time.sleep(0.02)
+    return x
+
+
+def test_a_save_whose_host_dies_before_the_fetch_writes_its_parts_again(engine, agents,
+                                                                        tmp_path):
+    """A host dies after some of its part files were written: those parts cannot be fetched
+    (FETCH_FAILED), so they are written again on the survivor; the saved lines are exact."""
+    import threading
+
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        data = [f"line {i}" for i in range(8 * 25)]
+        ds = python.parallelize(data, 8).map(_slow_part)  # ≈0.5 s per partition
+
+        def kill_after_two_parts():
+            if _eventually(lambda: len(agents[0].files("w*/save*/part-*")) >= 2, 60):
+                agents[0].kill()  # one finished part there at least (one task at a time)
+
+        killer = threading.Thread(target=kill_after_two_parts)
+        killer.start()
+        ds.saveAsTextFile(str(tmp_path / "saved"))
+        killer.join()
+        assert agents[0].proc.poll() is not None
+        assert [line for part in _parts(tmp_path / "saved") for line in part] == data
+        assert python.metrics["fetch_failures"] >= 1
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(CPP_EXAMPLES, "libwordcount.so")),
+                    reason="C++ executor not built (engine/build.sh)")
+def test_a_cpp_worker_saves_to_the_driver_too(engine, agents, tmp_path, fn):
+    import json
+
+    path, text = _text(tmp_path, lines=2000, seed=23)
+    cluster = _cluster(engine, agents)
+    try:
+        python, cpp = Worker(cluster, "python"), Worker(cluster, "cpp")
+        pairs = cpp.importData(python.textFile(path, 4).flatMap(fn("wordcount.py:Split")))
+        join = os.path.join(CPP_EXAMPLES, "libwordcount.so") + ":Join"
+        pairs.reduceByKey(join, 4).saveAsJsonFile(str(tmp_path / "counts"))
+        parts = _parts(tmp_path / "counts")
+        assert len(parts) == 4
+        assert dict(tuple(json.loads(line)) for part in parts for line in part) == \
+            Counter(text.split())
+        assert [p for a in agents for p in a.files("w*-cpp/save*/part-*")]
+    finally:
+        cluster.stop()

@@ -1,6 +1,7 @@
 """Every dataset operation on a Python worker against a plain-Python reference."""
 
 import collections
+import os
 import random
 
 import pytest
@@ -206,6 +207,28 @@ def test_persist_and_unpersist(python_worker):
     ds.unpersist()
     on_disk.unpersist()
     assert ds.count() == 1000
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("/job/output/x", "/job/output/x"),
+    ("file:///job/output/x", "/job/output/x"),
+    ("output/x", "/job/output/x"),
+    ("file://output/x", "/job/output/x"),
+    ("./output/../output/x/", "/job/output/x"),
+])
+def test_save_paths_are_driver_paths(given, expected, monkeypatch):
+    from spindle_engine.dataset import local_path
+    monkeypatch.setattr(os, "getcwd", lambda: "/job")
+    assert local_path(given) == expected
+
+
+def test_local_saves_take_relative_and_file_paths(python_worker, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    python_worker.parallelize(["a", "b", "c"], 2).saveAsTextFile("out/rel")
+    python_worker.parallelize([1], 1).saveAsJsonFile(f"file://{tmp_path}/out/abs")
+    assert [(tmp_path / "out" / "rel" / n).read_text() for n in ("part-00000", "part-00001")] \
+        == ["a\n", "b\nc\n"]
+    assert (tmp_path / "out" / "abs" / "part-00000").read_text() == "1\n"
 
 
 def test_text_and_json_output(python_worker, tmp_path):

@@ -6,6 +6,7 @@ import random
 
 from .backend.plan import Shuffle, Storage, run_on_records, run_partitions
 from .codec import decode, encode
+from .errors import EngineError, FetchFailed
 from .rpc import ttypes
 
 OpKind = ttypes.OpKind
@@ -14,6 +15,15 @@ SinkKind = ttypes.SinkKind
 KeyMode = ttypes.KeyMode
 Combine = ttypes.Combine
 MergeKind = ttypes.MergeKind
+
+
+def local_path(path):
+    """The absolute driver path of a save target: `file://` stripped, a relative path taken from
+    the driver's working directory."""
+    path = os.fspath(path)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    return os.path.abspath(path)
 
 
 class StorageLevel:
@@ -873,15 +883,46 @@ class Dataset:
         return [record_at[g] for g in picks]
 
     def _save(self, path, kind, name):
-        path = os.path.abspath(path)
+        path = local_path(path)
         if os.path.exists(path) and os.listdir(path):
             raise FileExistsError(f"output directory {path} already exists")
         os.makedirs(path, exist_ok=True)
+        stage = f"{name} of dataset {self.id}"
+        if not self.worker.cluster.agents:  # local mode: executors write the driver's files
+
+            def sink_for(p, attempt):
+                return Sink(kind=kind, path=os.path.join(path, f"part-{p:05d}"))
+
+            run_partitions(self, stage, sink_for)
+            return
+        self._save_remote(path, kind, stage)
+
+    def _save_remote(self, path, kind, stage):
+        """Cluster mode: each task writes its part file in its host's work dirs; the driver then
+        streams every part from that host's file server into `path` (FETCH.md). A part whose
+        host vanished before it was fetched is written again elsewhere."""
+        directory = self.worker.output_dir(f"save{self.id}-{self.worker.next_id()}")
 
         def sink_for(p, attempt):
-            return Sink(kind=kind, path=os.path.join(path, f"part-{p:05d}"))
+            return Sink(kind=kind, path=f"{directory}/part-{p:05d}-{attempt}")
 
-        run_partitions(self, f"{name} of dataset {self.id}", sink_for)
+        todo = list(range(self.nparts))
+        for _ in range(self.worker.max_failures + 1):
+            results = run_partitions(self, stage, sink_for, todo)
+            lost = []
+            for p, result in zip(todo, results, strict=True):
+                try:
+                    self.worker.fetch_output(result.executor, result.files[0],
+                                             os.path.join(path, f"part-{p:05d}"))
+                except FetchFailed as e:
+                    lost.append(p)
+                    self.worker.metrics["fetch_failures"] += 1
+                    self.worker.cluster.forget_host(e.host)
+            if not lost:
+                return
+            todo = lost
+        raise EngineError(f"{stage}: the part files kept getting lost with their hosts",
+                          kind="FETCH_FAILED", stage=stage)
 
     def saveAsTextFile(self, path):
         """Write the records as text files, one line per record.

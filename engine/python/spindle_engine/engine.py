@@ -433,6 +433,13 @@ class Worker:
             if os.path.exists(local):
                 os.remove(local)
 
+    def fetch_output(self, executor, path, dest):
+        """Copy the file `path` that `executor` wrote on its host to the driver's file `dest`,
+        streamed from the host's file server in blocks (never whole in memory).
+
+        Raises FetchFailed (naming the host's file server) when the host cannot serve it."""
+        fetch(executor.qualify(path), dest)
+
     def uncache(self, keys_by_executor):
         for slot in self.slots:
             keys = keys_by_executor.pop(slot.executor, None)
