@@ -933,7 +933,10 @@ class Dataset:
         Parameters
         ----------
         path : str or os.PathLike
-            The output directory: created; it must not exist with files in it.
+            The output directory on the driver's filesystem (a plain path or ``file://``; a
+            relative one from the driver's working directory): created; it must not exist with
+            files in it. In cluster mode the executors write the parts on their hosts and the
+            driver streams them into this directory.
 
         Raises
         ------
@@ -958,7 +961,10 @@ class Dataset:
         Parameters
         ----------
         path : str or os.PathLike
-            The output directory: created; it must not exist with files in it.
+            The output directory on the driver's filesystem (a plain path or ``file://``; a
+            relative one from the driver's working directory): created; it must not exist with
+            files in it. In cluster mode the executors write the parts on their hosts and the
+            driver streams them into this directory.
 
         Raises
         ------
