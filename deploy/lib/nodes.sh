@@ -236,7 +236,9 @@ remove_node() {
     [[ -e "$f" ]] || continue
     for dev in $(losetup -j "$f" | cut -d: -f1); do
       findmnt -rn -S "$dev" -o TARGET | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
-      losetup -d "$dev"
+      # just unmounted, the device may still be busy for a moment
+      for _ in $(seq 50); do losetup -d "$dev" 2>/dev/null && break; sleep 0.2; done
+      losetup -j "$f" | grep -q . && die "cannot detach $dev ($f): it is still busy"
     done
   done
   ip link del "sp-$node" 2>/dev/null || true
