@@ -1,7 +1,8 @@
 """The Spindle engine as a catalog product on the real stack: launch 1 backend + 2 executor
 members × 2 dedicated disks → RUNNING; submit the multi-language word count (Python tokenizer,
 importData, a C++ reducer compiled in the driver) and K-Means as Spindle jobs, get exact
-results, see the shuffle and spill files on the members' /data/*; kill one executor member's
+results, see the shuffle and spill files on the members' /data/*; a word count saved by the
+executors with saveAsTextFile('/job/output/counts') is in the job's output tarball; kill one executor member's
 container during a K-Means iteration → the job finishes with the same centroids (Spindle
 replaces the member on fresh disks with its floating IP); DELETE → nothing left."""
 import io
@@ -27,6 +28,7 @@ from tests.support.jobs import (
 from tests.support.live_users import live_user
 
 LINES = 100_000
+SAVE_LINES = 20_000
 KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
 KMEANS_FAULT_ARGS = ["80000", "16", "6", "12", "8"]
 
@@ -75,6 +77,26 @@ def test_multi_language_word_count_spills_on_the_members_disks(engine_cluster):
     assert any("/shuffle" in f for f in files) and any("/spill/" in f for f in files), files
     assert result["metrics"]["cpp"]["spill_files"] + result["metrics"]["python"]["spill_files"] > 0
     assert result["big_count"] == 3_000_000 and result["driver_dir"].startswith("/tmp/")
+
+
+def test_saves_on_the_executors_end_up_in_the_jobs_output(engine_cluster):
+    """saveAsTextFile('/job/output/counts') in cluster mode: the executors (other containers)
+    write the part files on their own disks and the driver fetches them, so the job's output
+    tarball holds them with the exact counts (also a relative saveAsJsonFile from /job)."""
+    user, cluster = engine_cluster
+    job = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_save.py", args=[str(SAVE_LINES)]))
+    result = result_of(job)
+    parts = [f"part-{i:05d}" for i in range(4)]
+    assert result["parts"] == parts and result["cwd"] == "/job"
+    assert result["hosts"] == sorted(m["ip"] for m in cluster["members"] if m["role"] == "executor")
+    expected = dict(expected_counts(SAVE_LINES))
+    with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
+        for directory in ("output/counts", "output/counts-json"):
+            names = sorted(n for n in tar.getnames() if n.startswith(directory + "/"))
+            assert names == [f"{directory}/{p}" for p in parts], tar.getnames()
+            lines = [line for n in names for line in tar.extractfile(n).read().decode().splitlines()]
+            pairs = [tuple(json.loads(line)) for line in lines]
+            assert len(pairs) == len(expected) and dict(pairs) == expected
 
 
 def test_kmeans_gives_the_reference_centroids(engine_cluster):
