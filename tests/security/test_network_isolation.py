@@ -140,6 +140,6 @@ def test_job_drivers_reach_their_own_cluster_only(tenants, tmp_path: Path):
     while (job := a.job(mine, job["id"]))["state"] not in ("SUCCEEDED", "FAILED", "KILLED"):
         assert time.monotonic() < deadline, job
         time.sleep(1)
-    assert job["state"] == "SUCCEEDED", job
+    assert job["state"] == "SUCCEEDED", (job["message"], job["stderr"])
     result = json.loads(job["stdout"].strip().splitlines()[-1])
     assert reached(result) == {own: True, other: False}, result

@@ -185,6 +185,14 @@ def token_created(key: str) -> Check:
     return check
 
 
+def quota_row(limit: str, quota: str) -> Check:
+    """A quota table's row: ``limit`` with this quota (after what is used)."""
+    def check(done: subprocess.CompletedProcess, _: dict) -> None:
+        rows = [line.split() for line in done.stdout.splitlines()]
+        assert any(r[0] == limit and r[-1] == quota for r in rows if r), done.stdout
+    return check
+
+
 def status_all_passing(done: subprocess.CompletedProcess, _: dict) -> None:
     rows = done.stdout.splitlines()[1:]
     assert rows and all(row.split()[1] == "passing" for row in rows), done.stdout
@@ -223,6 +231,10 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle submit <id> wordcount.py --file lib.py --wait -- <args>", word_counts("lib.py", remember_job=True)),
     ("spindle jobs <id>", all_checks(has("SUCCEEDED", "wordcount.py"), has_value("job id"))),
     ("spindle jobs <id> <job id>", all_checks(has("COUNTS "), has_value("job id", stream="stderr"))),
+    ("spindle quota", all_checks(has("LIMIT", "USED", "QUOTA", "floating_ips"), has_value("user"))),
+    ("spindle admin quota set <user> --ips 8 --cpus 16 --disk ssd=2", quota_row("floating_ips", "8")),
+    ("spindle admin quota show <user>", all_checks(quota_row("cpus", "16"), quota_row("disks.ssd", "2"))),
+    ("spindle admin quota list", all_checks(has("USER", "FLOATING_IPS"), has_value("user"))),
     ("spindle delete <id>", all_checks(has("deleting "), has_value("id"))),
 ]
 ENGINE_FLOW: list[tuple[str, Check]] = [
