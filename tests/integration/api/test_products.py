@@ -9,7 +9,7 @@ def test_products_list_every_product(api, make_user):
     response = api.get("/products", headers=bearer(make_user("alice")))
     assert response.status_code == 200
     products = {(p["name"], p["version"]): p for p in response.json()["products"]}
-    assert set(products) == {("engine", "1.0"), ("spark", "3.5"), ("static-web", "1.0")}
+    assert set(products) == {("engine", "1.0"), ("hadoop", "3.3"), ("spark", "3.5"), ("static-web", "1.0")}
     assert products[("engine", "1.0")]["roles"] == ["backend", "executor"]
     assert products[("spark", "3.5")]["roles"] == ["master", "worker"]
     assert products[("spark", "3.5")]["path"] == "/products/spark/3.5"
@@ -24,7 +24,7 @@ def test_a_product_shows_its_manifest_and_options_schema(api, make_user):
 
 def test_unknown_product_or_version_is_404_naming_what_exists(api, make_user):
     token = make_user("alice")
-    product = api.get("/products/hadoop/3", headers=bearer(token))
+    product = api.get("/products/kafka/3", headers=bearer(token))
     assert product.status_code == 404 and product.json()["error"]["code"] == "PRODUCT_NOT_FOUND"
     version = api.get("/products/spark/1.0", headers=bearer(token))
     assert version.status_code == 404 and version.json()["error"]["details"]["versions"] == ["3.5"]

@@ -26,8 +26,8 @@ def write_manifest(root: Path, manifest: dict, folder: str = "static-web/1.0") -
 
 
 def test_the_real_products_load_and_their_defaults_are_valid_options(catalog):
-    assert [(m["name"], m["version"]) for m in catalog.manifests()] == [("engine", "1.0"), ("spark", "3.5"),
-                                                                         ("static-web", "1.0")]
+    assert [(m["name"], m["version"]) for m in catalog.manifests()] == [("engine", "1.0"), ("hadoop", "3.3"),
+                                                                         ("spark", "3.5"), ("static-web", "1.0")]
     spark = validate_options(catalog.get("spark", "3.5"), {})
     assert spark["roles"]["worker"] == {"count": 2, "cpus": 0.5, "mem_mb": 2048, "disks": {"hdd": 2, "ssd": 0}}
     assert spark["settings"] == {"worker_overhead_mb": 512} and spark["wait_for_resources"] is False
@@ -64,9 +64,9 @@ def test_validating_does_not_change_the_callers_options(catalog):
 
 def test_unknown_product_or_version_names_what_exists(catalog):
     with pytest.raises(ApiError) as product:
-        catalog.get("hadoop", "3")
+        catalog.get("kafka", "3")
     assert (product.value.status, product.value.code) == (404, "PRODUCT_NOT_FOUND")
-    assert product.value.details["products"] == ["engine", "spark", "static-web"]
+    assert product.value.details["products"] == ["engine", "hadoop", "spark", "static-web"]
     with pytest.raises(ApiError) as version:
         catalog.get("spark", "9.9")
     assert (version.value.code, version.value.details["versions"]) == ("VERSION_NOT_FOUND", ["3.5"])
@@ -114,8 +114,8 @@ PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "preferred_node
 
 
 @pytest.mark.parametrize("product, version, roles", [
-    ("engine", "1.0", ["backend", "executor"]), ("spark", "3.5", ["master", "worker"]),
-    ("static-web", "1.0", ["server"]),
+    ("engine", "1.0", ["backend", "executor"]), ("hadoop", "3.3", ["namenode", "datanode"]),
+    ("spark", "3.5", ["master", "worker"]), ("static-web", "1.0", ["server"]),
 ])
 def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles):
     manifest = catalog.get(product, version)

@@ -1,0 +1,142 @@
+"""Hadoop HDFS through the public REST API on the real stack: a user launches 1 NameNode (its
+metadata on its one dedicated disk) + 2 DataNodes with 2 dedicated disks each → RUNNING; a file
+of several blocks (1 MiB blocks, 8 MiB) written through WebHDFS from the host is read back
+identical, and block files (``blk_*``) lie on every dedicated disk of every DataNode; a killed
+DataNode comes back with its IP on fresh disks, rejoins the NameNode, and the file is still whole;
+DELETE → DESTROYED with nothing left."""
+import json
+import os
+import time
+
+import docker
+import httpx
+import pytest
+
+from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.live_users import live_user
+from tests.support.through_restarts import retrying, settled
+
+BLOCK_MB = 1
+FILE_BYTES = 8 * 1024 * 1024
+# Small members: the host has 2 cores and few disks shared with other tests (the NameNode on ssd).
+LAUNCH = {
+    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}},
+              "datanode": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 2}}},
+    "settings": {"replication": 2, "block_size_mb": BLOCK_MB},
+    "wait_for_resources": True,
+}
+HDFS_USER = "hdfs"  # the superuser (HADOOP_USER_NAME of the daemons); WebHDFS takes user.name
+
+
+@pytest.fixture
+def user(database_url):
+    with live_user(database_url, "hdfs") as client:
+        yield client
+
+
+def container_of(member: dict):
+    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
+    return container
+
+
+def webhdfs(namenode: dict, path: str) -> str:
+    return f"http://{namenode['ip']}:9870/webhdfs/v1{path}"
+
+
+def live_datanodes(namenode: dict, expected: int, timeout: float = 180) -> dict:
+    """The NameNode's view (JMX NameNodeInfo) once ``expected`` DataNodes are live and safe mode is off."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            info = httpx.get(f"http://{namenode['ip']}:9870/jmx",
+                             params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}, timeout=10).json()["beans"][0]
+            live = json.loads(info["LiveNodes"])
+            if len(live) == expected and not info["Safemode"]:
+                return live
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+            info = {"error": str(exc)}
+        assert time.monotonic() < deadline, f"NameNode never saw {expected} live DataNodes: {info}"
+        time.sleep(1)
+
+
+def read_back(namenode: dict, path: str) -> bytes:
+    """OPEN through the NameNode, which redirects to a DataNode holding the blocks."""
+    response = httpx.get(webhdfs(namenode, path), params={"op": "OPEN", "user.name": HDFS_USER},
+                         follow_redirects=True, timeout=60)
+    assert response.status_code == 200, response.text[:500]
+    return response.content
+
+
+def block_files(container, disk: int) -> list[str]:
+    out = container.exec_run(["find", f"/data/{disk}", "-name", "blk_*", "-not", "-name", "*.meta"])
+    assert out.exit_code == 0, out.output
+    return out.output.decode().split()
+
+
+def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(user, platform_env):
+    cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
+    try:
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+        assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+        namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
+        datanodes = [m for m in cluster["members"] if m["role"] == "datanode"]
+        assert [d["disk_class"] for d in namenode["disks"]] == ["ssd"]
+        assert len(datanodes) == 2 and all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
+
+        # Each member runs as nobody on a read-only root; the DataNode's config lists both its disks.
+        for member in cluster["members"]:
+            container = container_of(member)
+            assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"
+            assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+        site = container_of(datanodes[0]).exec_run(["cat", "/etc/hadoop/hdfs-site.xml"]).output.decode()
+        assert "<name>dfs.datanode.data.dir</name><value>/data/1/data,/data/2/data</value>" in site
+        live = live_datanodes(namenode, expected=2)
+        assert {node["xferaddr"].split(":")[0] for node in live.values()} == {m["ip"] for m in datanodes}
+        # The NameNode formatted its dedicated disk on its first start.
+        assert container_of(namenode).exec_run(["ls", "/data/1/name/current/VERSION"]).exit_code == 0
+
+        data = os.urandom(FILE_BYTES)
+        created = httpx.put(webhdfs(namenode, "/spindle/e2e.bin"),
+                            params={"op": "CREATE", "user.name": HDFS_USER, "overwrite": "true"}, timeout=30)
+        assert created.status_code == 307, created.text[:500]
+        location = created.headers["location"]
+        assert httpx.URL(location).host in {m["ip"] for m in datanodes}, location  # DataNodes by their IP
+        written = httpx.put(location, content=data, timeout=120)
+        assert written.status_code == 201, written.text[:500]
+
+        status = httpx.get(webhdfs(namenode, "/spindle/e2e.bin"),
+                           params={"op": "GETFILESTATUS", "user.name": HDFS_USER}, timeout=10).json()["FileStatus"]
+        assert (status["length"], status["blockSize"], status["replication"]) == (FILE_BYTES, BLOCK_MB << 20, 2)
+        assert read_back(namenode, "/spindle/e2e.bin") == data
+
+        blocks = FILE_BYTES // (BLOCK_MB << 20)
+        for datanode in datanodes:
+            container = container_of(datanode)
+            per_disk = {disk: block_files(container, disk) for disk in (1, 2)}
+            assert all(per_disk.values()), (datanode["member_id"], per_disk)  # blocks on every disk
+            # replication 2 on 2 DataNodes: each holds one replica of every block
+            assert sum(len(files) for files in per_disk.values()) == blocks, per_disk
+
+        # A DataNode dies: Spindle replaces it (same IP, fresh disks); it rejoins and the file is whole.
+        victim = datanodes[0]
+        old = container_of(victim)
+        old.kill()
+        deadline = time.monotonic() + 300
+        while True:
+            cluster = retrying(lambda c=cluster: user.cluster(c))
+            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
+            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
+                break
+            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
+            assert time.monotonic() < deadline, member
+            time.sleep(1)
+        assert member["ip"] == victim["ip"]
+        assert container_of(member).id != old.id
+        live = live_datanodes(namenode, expected=2)
+        assert victim["ip"] in {node["xferaddr"].split(":")[0] for node in live.values()}
+        assert read_back(namenode, "/spindle/e2e.bin") == data
+    finally:
+        retrying(lambda: user.delete(cluster))
+        final = settled(user, cluster, ("DESTROYED",), timeout=300)
+    assert final["state"] == "DESTROYED"
+    assert_nothing_left(platform_env, final)
