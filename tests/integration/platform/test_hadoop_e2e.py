@@ -26,6 +26,8 @@ LAUNCH = {
     "wait_for_resources": True,
 }
 HDFS_USER = "hdfs"  # the superuser (HADOOP_USER_NAME of the daemons); WebHDFS takes user.name
+# A DataNode heartbeats every 3 s: one heard from within this many seconds is alive.
+HEARTBEAT_FRESH_S = 5
 
 
 @pytest.fixture
@@ -43,15 +45,22 @@ def webhdfs(namenode: dict, path: str) -> str:
     return f"http://{namenode['ip']}:9870/webhdfs/v1{path}"
 
 
-def live_datanodes(namenode: dict, expected: int, timeout: float = 180) -> dict:
-    """The NameNode's view (JMX NameNodeInfo) once ``expected`` DataNodes are live and safe mode is off."""
+def heard_from(live: dict, ip: str) -> bool:
+    """The NameNode had a heartbeat from the DataNode at ``ip`` in the last seconds (a dead one stays
+    "live" for minutes, until its heartbeats are long overdue)."""
+    return any(n["xferaddr"].split(":")[0] == ip and n["lastContact"] <= HEARTBEAT_FRESH_S for n in live.values())
+
+
+def live_datanodes(namenode: dict, expected: int, timeout: float = 180, fresh: str | None = None) -> dict:
+    """The NameNode's view (JMX NameNodeInfo) once ``expected`` DataNodes are live and safe mode is off
+    (and, given ``fresh``, the DataNode at that IP has just been heard from)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             info = httpx.get(f"http://{namenode['ip']}:9870/jmx",
                              params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}, timeout=10).json()["beans"][0]
             live = json.loads(info["LiveNodes"])
-            if len(live) == expected and not info["Safemode"]:
+            if len(live) == expected and not info["Safemode"] and (fresh is None or heard_from(live, fresh)):
                 return live
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
             info = {"error": str(exc)}
@@ -132,7 +141,9 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
             time.sleep(1)
         assert member["ip"] == victim["ip"]
         assert container_of(member).id != old.id
-        live = live_datanodes(namenode, expected=2)
+        # The replacement has registered (its web server is up then): the dead DataNode's record at
+        # the same address, still "live" for minutes, is gone, so reads go where the replicas are.
+        live = live_datanodes(namenode, expected=2, fresh=victim["ip"])
         assert victim["ip"] in {node["xferaddr"].split(":")[0] for node in live.values()}
         assert read_back(namenode, "/spindle/e2e.bin") == data
     finally:
