@@ -62,5 +62,5 @@ test('a user launches static-web from the catalog, watches it run, sees IPs and 
 
   await page.getByRole('link', { name: 'My clusters' }).click();
   await page.getByLabel('State').selectOption('DESTROYED');
-  await expect(page.getByRole('table')).toContainText('static-web 1.0');
+  await expect(page.getByRole('table', { name: 'clusters' })).toContainText('static-web 1.0');
 });

@@ -9,7 +9,7 @@ import { StateBadge } from './state-badge';
 /** Clusters as rows linking to their detail pages. */
 export function ClusterTable({ clusters, showOwner = false }: { clusters: Cluster[]; showOwner?: boolean }) {
   return (
-    <table className="table">
+    <table className="table" aria-label="clusters">
       <thead>
         <tr>
           <th>Cluster</th>
