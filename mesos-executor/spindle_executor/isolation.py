@@ -12,6 +12,7 @@ import subprocess
 import threading
 from urllib.parse import urlsplit
 
+from docker.errors import NotFound
 from docker.models.containers import Container
 
 from spindle_common.clients import ServiceClient
@@ -32,7 +33,10 @@ class IsolationFailed(Exception):
 
 def container_pid(container: Container) -> int | None:
     """The container's main process, None once it has ended (no namespace left to filter)."""
-    container.reload()
+    try:
+        container.reload()
+    except NotFound:
+        return None
     pid = int(container.attrs["State"]["Pid"])
     return pid if pid > 0 else None
 
@@ -87,7 +91,16 @@ class Isolation:
             log.warning("task %s: the cluster's peers are unknown for now (%s): only itself until they are",
                         self.spec.task_id, exc)
             peers = self.current
-        self._install(peers)
+        try:
+            self._install(peers)
+        except IsolationFailed:
+            # A driver that printed one line and exited may be gone before its filter went in: its
+            # namespace went with it, and its end (exit code, logs) is what it reports.
+            if container_pid(self.container) != pid:
+                log.info("task %s: ended before its filter went in", self.spec.task_id)
+                self.client.close()
+                return False
+            raise
         log.info("task %s: isolated (%d peers)", self.spec.task_id, len(peers.peers))
         threading.Thread(target=self._follow, daemon=True, name=f"isolation-{self.spec.task_id}").start()
         return True

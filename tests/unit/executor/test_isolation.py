@@ -40,3 +40,32 @@ def test_a_filter_that_cannot_be_installed_is_a_failure():
 def test_isolation_needs_a_peers_url():
     with pytest.raises(ValueError):
         parse_task_spec("t-1", json.dumps({**ISOLATED, "isolation": {"peers_url": ""}}))
+
+
+class EndsDuringInstall(EndedContainer):
+    """A container still running when first asked, gone (its namespace with it) by the install."""
+
+    def __init__(self, pid: int):
+        self.pids = [pid, 0]  # what each reload finds
+        self.attrs = {"State": {"Pid": pid}}
+
+    def reload(self) -> None:
+        self.attrs = {"State": {"Pid": self.pids.pop(0) if self.pids else 0}}
+
+
+def test_a_container_that_ends_while_its_filter_goes_in_reports_its_end():
+    """The race of a driver that exits at once: not a launch failure (as the e2e test once saw)."""
+    assert isolate(parse_task_spec("t-1", json.dumps(ISOLATED)), EndsDuringInstall(2**22 + 17)) is None
+
+
+class StillRunning(EndedContainer):
+    def __init__(self, pid: int):
+        self.attrs = {"State": {"Pid": pid}}
+
+    def reload(self) -> None:
+        pass
+
+
+def test_a_running_container_whose_filter_fails_is_a_failure():
+    with pytest.raises(IsolationFailed):
+        isolate(parse_task_spec("t-1", json.dumps(ISOLATED)), StillRunning(2**22 + 17))
