@@ -2,8 +2,11 @@
 request (resources and the rendered container: command, env, config files, health check).
 
 Templates are Jinja2 strings (sandboxed, undefined names are errors) seeing ``cluster``,
-``member`` (id, name, role, index, ip, data_dirs, cpus, mem_mb), ``peers`` (role → members) and
-``settings`` (the product-specific options).
+``member`` (id, name, role, index, ip, data_dirs, disk_dirs, cpus, mem_mb), ``peers`` (role →
+members) and ``settings`` (the product-specific options).
+
+``member.data_dirs`` lists every dedicated disk's folder (``/data/1..N``); ``member.disk_dirs`` the
+same by class, classes in sorted order (hdd, nvme, ssd): the order the scheduler hands disks out in.
 """
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +55,17 @@ def render_value(value: Any, context: dict[str, Any], where: str) -> Any:
     return value
 
 
+def disk_dirs(disks: Mapping[str, int]) -> dict[str, list[str]]:
+    """The member's disk folders by class: ``/data/1..N`` in sorted class order (the scheduler's)."""
+    dirs: dict[str, list[str]] = {}
+    index = 1
+    for disk_class, count in sorted(disks.items()):
+        if count:
+            dirs[disk_class] = [f"/data/{i}" for i in range(index, index + count)]
+            index += count
+    return dirs
+
+
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                   member: PlannedMember, ips: Mapping[str, str | None],
                   all_members: list[PlannedMember]) -> dict[str, Any]:
@@ -66,7 +80,7 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
         "cluster": cluster,
         "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
                    "ip": ips.get(member.member_id), "data_dirs": [f"/data/{i}" for i in range(1, disk_count + 1)],
-                   "cpus": member.cpus, "mem_mb": member.mem_mb},
+                   "disk_dirs": disk_dirs(member.disks), "cpus": member.cpus, "mem_mb": member.mem_mb},
         "peers": peers,
         "settings": options.get("settings", {}),
     }

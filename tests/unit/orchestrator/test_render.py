@@ -1,7 +1,7 @@
 """Members planned from manifest + options, and their templates rendered with peers' IPs and disks."""
 import pytest
 
-from spindle_orchestrator.render import RenderError, plan_members, render_member
+from spindle_orchestrator.render import RenderError, disk_dirs, plan_members, render_member
 
 MANIFEST = {
     "image": "spindle/spark:3.5",
@@ -47,3 +47,14 @@ def test_templates_cannot_reach_python_internals():
     members = plan_members("c1", manifest, {})
     with pytest.raises(RenderError):
         render_member({"id": "c1"}, manifest, {}, members[0], {}, members)
+
+
+@pytest.mark.parametrize(("disks", "dirs"), [
+    ({}, {}),
+    ({"hdd": 2}, {"hdd": ["/data/1", "/data/2"]}),
+    ({"ssd": 1, "hdd": 2}, {"hdd": ["/data/1", "/data/2"], "ssd": ["/data/3"]}),  # the scheduler's class order
+    ({"hdd": 0, "ssd": 1}, {"ssd": ["/data/1"]}),
+    ({"ssd": 1, "nvme": 1, "hdd": 1}, {"hdd": ["/data/1"], "nvme": ["/data/2"], "ssd": ["/data/3"]}),
+])
+def test_disk_dirs_by_class(disks, dirs):
+    assert disk_dirs(disks) == dirs
