@@ -133,6 +133,11 @@ class JobsManifest(Model):
     security: SecuritySpec | None = Field(default=None, description="the driver's container hardening")
 
 
+class Binding(Model):
+    product: str = Field(description="the product of the clusters this binding takes")
+    description: str
+
+
 class Manifest(Model):
     """A product version as the catalog holds it (``catalog/<product>/<version>/manifest.json``)."""
 
@@ -143,6 +148,9 @@ class Manifest(Model):
     roles: dict[str, RoleManifest]
     options_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the launch options")
     jobs: JobsManifest | None = Field(default=None, description="how a job's driver runs")
+    bindings: dict[str, Binding] | None = Field(
+        default=None, description="other clusters of yours it can use, by name: launch with "
+                                  '"bind": {name: cluster id}')
 
 
 class PlacedMember(Model):

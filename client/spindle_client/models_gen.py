@@ -11,6 +11,20 @@ from spindle_client.api_model import ApiModel
 from typing_extensions import TypeAliasType
 
 
+class Binding(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    description: Annotated[str, Field(title='Description')]
+    product: Annotated[
+        str,
+        Field(
+            description='the product of the clusters this binding takes',
+            title='Product',
+        ),
+    ]
+
+
 class ClusterState(StrEnum):
     PENDING = 'PENDING'
     QUEUED = 'QUEUED'
@@ -988,6 +1002,13 @@ class Manifest(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
     )
+    bindings: Annotated[
+        dict[str, Binding] | None,
+        Field(
+            description='other clusters of yours it can use, by name: launch with "bind": {name: cluster id}',
+            title='Bindings',
+        ),
+    ] = None
     description: Annotated[str, Field(title='Description')]
     image: Annotated[str, Field(title='Image')]
     jobs: Annotated[

@@ -11,6 +11,10 @@ nodes). Its schema is written once, here: a manifest's options schema says
 ``anti_affinity`` limited to that product's roles (keywords beside the ``$ref``, e.g. a product's own
 ``default``, win). Everyone who reads the manifest afterwards (the validator, the API, the web form)
 sees a plain schema.
+
+A product that can use another cluster of its owner declares it in ``bindings`` (name → the product
+it takes, e.g. ``{"hdfs": {"product": "hadoop"}}``); the loader adds the ``bind`` option (name → a
+cluster id) to its options schema. The orchestrator checks the named clusters (``bindings.py``).
 """
 import copy
 import json
@@ -49,6 +53,15 @@ MANIFEST_SCHEMA: dict[str, Any] = {
         "description": {"type": "string", "minLength": 1},
         "image": {"type": "string", "minLength": 1},
         "options_schema": {"type": "object"},
+        "bindings": {
+            "type": "object", "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+            "description": "other clusters of the owner this product can use: name → the product it takes",
+            "additionalProperties": {
+                "type": "object", "additionalProperties": False, "required": ["product", "description"],
+                "properties": {"product": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$"},
+                               "description": {"type": "string", "minLength": 1}},
+            },
+        },
         "jobs": {
             "type": "object", "additionalProperties": False, "required": ["image", "command"],
             "description": "how a job's driver runs: image and templated command (the job's args follow it)",
@@ -138,6 +151,31 @@ def _resolve_placement(manifest: dict[str, Any]) -> None:
                                **{k: v for k, v in sub.items() if k != "$ref"}}
 
 
+CLUSTER_ID_PATTERN = "^c[0-9a-f]{10}$"
+
+
+def bind_schema(bindings: dict[str, Any]) -> dict[str, Any]:
+    """The ``bind`` launch option of a product with these ``bindings``."""
+    return {
+        "type": "object", "additionalProperties": False,
+        "description": "other clusters of yours this cluster uses, by binding name (a cluster id each)",
+        "properties": {name: {"type": "string", "pattern": CLUSTER_ID_PATTERN,
+                              "description": f"{b['description']} (the id of one of your running {b['product']} "
+                                             "clusters)"}
+                       for name, b in sorted(bindings.items())},
+    }
+
+
+def _add_bind(manifest: dict[str, Any]) -> None:
+    """Put the ``bind`` option into the options schema of a product that declares ``bindings``."""
+    if "bindings" not in manifest:
+        return
+    properties = manifest["options_schema"].setdefault("properties", {})
+    if "bind" in properties:
+        raise CatalogError('field options_schema.properties.bind: comes from "bindings"; do not write it')
+    properties["bind"] = bind_schema(manifest["bindings"])
+
+
 class CatalogError(ValueError):
     """A manifest in the catalog is broken; the message names the file and the field."""
 
@@ -190,6 +228,10 @@ def load_manifest(path: Path) -> dict[str, Any]:
         _resolve_placement(manifest)
     except CatalogError as exc:
         raise CatalogError(f"{path}: field options_schema.properties.placement: {exc}") from None
+    try:
+        _add_bind(manifest)
+    except CatalogError as exc:
+        raise CatalogError(f"{path}: {exc}") from None
     try:
         Draft202012Validator.check_schema(manifest["options_schema"])
     except SchemaError as exc:

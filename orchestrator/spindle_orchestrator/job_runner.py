@@ -23,7 +23,7 @@ from spindle_common.clients import NetworkClient, SchedulerClient
 from spindle_common.contracts import TERMINAL_TASK_STATES, ClusterState, TaskView, as_utc, utcnow
 from spindle_common.errors import ApiError
 from spindle_common.notify import EVENTS, notify
-from spindle_orchestrator import jobs
+from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job
@@ -44,17 +44,22 @@ def lease_owner(job_id: str) -> str:
     return f"job-{job_id}"
 
 
-def driver_command(manifest: dict[str, Any], cluster: Cluster, job: Job, ip: str) -> list[str]:
-    """The product's job command, rendered (peers' IPs, the job's main file, the driver's IP), then the job's args."""
+def driver_context(cluster: Cluster, job: Job, ip: str, bound: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the product's job templates see: the cluster, its peers' IPs, settings and bindings
+    (``bindings.context``), the job's main file, the driver's IP."""
     peers: dict[str, list[dict[str, Any]]] = {}
     for m in cluster.members:
         peers.setdefault(m.role, []).append({"id": m.member_id, "name": f"{m.role}-{m.index}", "ip": m.ip})
-    context = {"cluster": {"id": cluster.id, "owner": cluster.owner, "product": cluster.product,
-                           "version": cluster.version},
-               "peers": peers, "settings": cluster.options.get("settings", {}),
-               "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
-               "driver": {"ip": ip}}
-    return render_value(manifest["jobs"]["command"], context, "jobs command") + list(job.args)
+    return {"cluster": {"id": cluster.id, "owner": cluster.owner, "product": cluster.product,
+                        "version": cluster.version},
+            "peers": peers, "settings": cluster.options.get("settings", {}), "bound": bound or {},
+            "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
+            "driver": {"ip": ip}}
+
+
+def driver_command(manifest: dict[str, Any], context: dict[str, Any], args: list[str]) -> list[str]:
+    """The product's job command, rendered, then the job's args."""
+    return render_value(manifest["jobs"]["command"], context, "jobs command") + list(args)
 
 
 def held_cpus(manifest_cpus: float, setting: float) -> float:
@@ -150,14 +155,16 @@ class JobRunner:
                 return
         address = lease["address"] if lease else None
         try:
-            command = driver_command(manifest, cluster, job, address or "")
-        except RenderError as exc:
+            context = driver_context(cluster, job, address or "", bindings.context(session, manifest, cluster.options))
+            command = driver_command(manifest, context, job.args)
+            env = render_value(runner.get("env", {}), context, "jobs env")
+        except (RenderError, bindings.BindingGone) as exc:
             self._end(session, job, jobs.FAILED, f"the driver could not start: {exc}")
             return
         cpus = float(runner.get("cpus", 1.0))
         body: dict[str, Any] = {"job_id": job.id, "cpus": held_cpus(cpus, self.settings.job_cpus), "cpu_limit": cpus,
                 "mem_mb": int(runner.get("mem_mb", 1024)),
-                "container": {"image": runner["image"], "command": command, "env": runner.get("env", {}),
+                "container": {"image": runner["image"], "command": command, "env": env,
                               "security": runner.get("security", {})},
                 "lease": {"address": lease["address"], "docker_network": lease["docker_network"]} if lease else None,
                 "orchestrator_url": self.settings.nodes_url, "origin": self.settings.origin}
@@ -173,7 +180,8 @@ class JobRunner:
                 self._end(session, job, jobs.FAILED, f"the driver could not start: {exc.code}: {exc.message}")
                 return
         job.container, job.ip = lease_owner(job.id), address
-        notify(session, EVENTS, cluster.id)  # the cluster's peer set changed (``peers.py``'s waiters)
+        for changed in (cluster.id, *bindings.linked(session, cluster)):  # their peer sets changed (``peers.py``)
+            notify(session, EVENTS, changed)
         job.message = "driver handed to the scheduler: waiting for an offer"
 
     def _end(self, session: Session, job: Job, state: str, message: str, exit_code: int | None = None) -> None:

@@ -34,7 +34,7 @@ from spindle_common.contracts import (
     utcnow,
 )
 from spindle_common.errors import ApiError
-from spindle_orchestrator import jobs
+from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
@@ -232,11 +232,15 @@ class Lifecycle:
         ips = {member_id: lease.address for member_id, lease in leases.items()}
         context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         try:
+            bound = bindings.context(session, manifest, cluster.options)
+        except bindings.BindingGone as exc:
+            raise LaunchFailed("BOUND_CLUSTER_GONE", str(exc)) from None
+        try:
             specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb,
                                 disks={DiskClass(c): n for c, n in m.disks.items()},
                                 restart=manifest["roles"][m.role].get("restart", "never"),
                                 container=ContainerSpec(**container_with_secret(
-                                    render_member(context, manifest, cluster.options, m, ips, planned), cluster,
+                                    render_member(context, manifest, cluster.options, m, ips, planned, bound), cluster,
                                     self.settings.nodes_url if pool else None)),
                                 lease=leases.get(m.member_id))
                      for m in planned]

@@ -1,5 +1,6 @@
 """Who a cluster's containers may talk to (``spindle_common.isolation``): the addresses its members
-and unfinished job drivers hold, and the pool's ranges where every other tenant's addresses are.
+and unfinished job drivers hold — and those of the clusters it binds or is bound by (``bindings``) —
+and the pool's ranges where every other tenant's addresses are.
 
 The executors of a cluster's containers ask for it when they start one and then wait here for it to
 change (``GET /internal/clusters/{id}/peers?known=<version>``), so a new job driver or a replaced
@@ -13,27 +14,28 @@ from sqlalchemy.orm import Session
 
 from spindle_common.clients import ServiceClient
 from spindle_common.isolation import PeerSet
-from spindle_orchestrator import jobs
+from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.models import Cluster, Job, Member
 
 # Seconds the pool's ranges are kept before network-service is asked again.
 POOL_TTL_S = 60.0
 
 
-def addresses(session: Session, cluster_id: str) -> list[str]:
-    """Every address the cluster's members and unfinished job drivers hold."""
-    members = session.scalars(select(Member.ip).where(Member.cluster_id == cluster_id, Member.ip.is_not(None)))
-    drivers = session.scalars(select(Job.ip).where(Job.cluster_id == cluster_id, Job.ip.is_not(None),
+def addresses(session: Session, cluster_ids: list[str]) -> list[str]:
+    """Every address the clusters' members and unfinished job drivers hold."""
+    members = session.scalars(select(Member.ip).where(Member.cluster_id.in_(cluster_ids), Member.ip.is_not(None)))
+    drivers = session.scalars(select(Job.ip).where(Job.cluster_id.in_(cluster_ids), Job.ip.is_not(None),
                                                    Job.state.not_in(jobs.FINISHED)))
     return sorted({*members, *drivers})
 
 
 def peer_set(session: Session, cluster_id: str, pool: "PoolFacts") -> PeerSet | None:
-    """The cluster's peer set (None: no such cluster)."""
-    if session.get(Cluster, cluster_id) is None:
+    """The cluster's peer set, its bound clusters' addresses included (None: no such cluster)."""
+    cluster = session.get(Cluster, cluster_id)
+    if cluster is None:
         return None
-    return PeerSet(cluster_id=cluster_id, peers=addresses(session, cluster_id), tenant_ranges=pool.tenant_ranges,
-                   platform=pool.platform).versioned()
+    return PeerSet(cluster_id=cluster_id, peers=addresses(session, [cluster_id, *bindings.linked(session, cluster)]),
+                   tenant_ranges=pool.tenant_ranges, platform=pool.platform).versioned()
 
 
 class PoolFacts(NamedTuple):

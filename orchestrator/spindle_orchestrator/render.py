@@ -3,7 +3,8 @@ request (resources and the rendered container: command, env, config files, healt
 
 Templates are Jinja2 strings (sandboxed, undefined names are errors) seeing ``cluster``,
 ``member`` (id, name, role, index, ip, data_dirs, disk_dirs, cpus, mem_mb), ``peers`` (role →
-members) and ``settings`` (the product-specific options).
+members), ``settings`` (the product-specific options) and ``bound`` (each of the product's bindings →
+the bound cluster's ``cluster`` and ``peers``, or None: ``bindings.context``).
 
 ``member.data_dirs`` lists every dedicated disk's folder (``/data/1..N``); ``member.disk_dirs`` the
 same by class, classes in sorted order (hdd, nvme, ssd): the order the scheduler hands disks out in.
@@ -68,7 +69,7 @@ def disk_dirs(disks: Mapping[str, int]) -> dict[str, list[str]]:
 
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                   member: PlannedMember, ips: Mapping[str, str | None],
-                  all_members: list[PlannedMember]) -> dict[str, Any]:
+                  all_members: list[PlannedMember], bound: dict[str, Any] | None = None) -> dict[str, Any]:
     """The container part of one member's launch request, every template rendered."""
     role = manifest["roles"][member.role]
     disk_count = sum(member.disks.values())
@@ -83,6 +84,7 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
                    "disk_dirs": disk_dirs(member.disks), "cpus": member.cpus, "mem_mb": member.mem_mb},
         "peers": peers,
         "settings": options.get("settings", {}),
+        "bound": bound or {},
     }
     where = f"role {member.role}"
     return {

@@ -139,7 +139,10 @@ class Launcher:
             if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
                 raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
             lease = request.get("lease") or {}
-            spec = {**request["container"], "cluster_id": task.cluster_id, "member_id": task.member_id,
+            # SPINDLE_NODE: the node the container runs on (e.g. for the engine's HDFS locality).
+            container = {**request["container"],
+                         "env": {**(request["container"].get("env") or {}), "SPINDLE_NODE": offer.hostname}}
+            spec = {**container, "cluster_id": task.cluster_id, "member_id": task.member_id,
                     "cpus": request["cpus"], "mem_mb": request["mem_mb"],
                     "cpuset": ",".join(map(str, cpu_ids)) or None,
                     "disks": [{"host_path": root} for root in roots],

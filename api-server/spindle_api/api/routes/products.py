@@ -82,14 +82,20 @@ def get_product(product: Product, version: Version, catalog: CatalogDep, _: Curr
                               "description": "accepted: the cluster (PENDING), to follow at Location",
                               "links": cluster_links()},
                         **error_responses(400, 401, 403, 404, 409, 413, 422, 502, 503, descriptions={
-                            403: OVER_QUOTA, 404: NOT_IN_CATALOG, 422: BAD_OPTIONS,
-                            409: "this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED)"})})
+                            403: OVER_QUOTA, 422: BAD_OPTIONS + "; a cluster named in `bind` is not of the "
+                                                               "product the binding takes",
+                            404: NOT_IN_CATALOG + ", or no cluster of yours has the id named in `bind` "
+                                                  "(BOUND_CLUSTER_NOT_FOUND)",
+                            409: "this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED), "
+                                 "or a cluster named in `bind` is not running (BOUND_CLUSTER_NOT_RUNNING)"})})
 def launch_product(product: Product, version: Version, catalog: CatalogDep, user: CurrentUser,
                    orchestrator: OrchestratorDep, response: Response, options: Options = None,
                    idempotency_key: Annotated[str | None, Header(min_length=1, max_length=128,
                                                                  pattern=r"^[\x21-\x7e]+$")] = None) -> ClusterView:
     """Launch a cluster of the product. Accepted asynchronously: follow its state and events at
-    ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster."""
+    ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster.
+    A product with bindings (its manifest's ``bindings``, e.g. Spark's ``hdfs``) takes
+    ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``."""
     resolved = resolved_options(catalog.get(product, version), options)
     cluster = upstream_model(ClusterView, orchestrator.request("POST", "/clusters", json={
         "owner": user.username, "owner_id": actor_of(user), "product": product, "version": version, "options": resolved,

@@ -6,7 +6,7 @@ from fastapi.responses import StreamingResponse
 
 from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterState, ClusterView, EventView
 from spindle_common.errors import ApiError, error_responses
-from spindle_orchestrator import clusters, quotas
+from spindle_orchestrator import bindings, clusters, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
 from spindle_orchestrator.api.routes.quotas import QuotasDep
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
@@ -16,12 +16,19 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 
 @router.post("", status_code=202, responses=error_responses(403, 404, 409, 422, descriptions={
     403: "the launch would pass a limit of the owner's quota (QUOTA_EXCEEDED)",
-    404: "no such product or version (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"}))
+    404: "no such product or version (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND), or a cluster named in `bind` "
+         "is not the owner's (BOUND_CLUSTER_NOT_FOUND)",
+    409: "the idempotency key was used for another launch (IDEMPOTENCY_KEY_REUSED), or a cluster named in "
+         "`bind` is not running (BOUND_CLUSTER_NOT_RUNNING)",
+    422: "a cluster named in `bind` is not of the product the binding takes (INVALID_OPTIONS)"}))
 def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response,
                    q: QuotasDep) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200.
-    The owner's quota is checked and the cluster recorded in one transaction (quotas.admit)."""
-    demand = quotas.cluster_demand(q.manifest_of(body.product, body.version), body.options, q.floating_ips)
+    The clusters it binds are checked (``bindings.check``), the owner's quota is checked and the
+    cluster recorded in one transaction (quotas.admit)."""
+    manifest = q.manifest_of(body.product, body.version)
+    bindings.check(session, manifest, body.options, body.owner_id)
+    demand = quotas.cluster_demand(manifest, body.options, q.floating_ips)
     quotas.admit(session, body.owner_id, demand, q.defaults, q.manifest_of, q.floating_ips,
                  repeat_key=body.idempotency_key)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,

@@ -675,6 +675,8 @@ export interface paths {
          * Launch Product
          * @description Launch a cluster of the product. Accepted asynchronously: follow its state and events at
          *     ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster.
+         *     A product with bindings (its manifest's ``bindings``, e.g. Spark's ``hdfs``) takes
+         *     ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``.
          */
         post: operations["launch_product_products__product___version__post"];
         delete?: never;
@@ -730,6 +732,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Binding */
+        Binding: {
+            /** Description */
+            description: string;
+            /**
+             * Product
+             * @description the product of the clusters this binding takes
+             */
+            product: string;
+        };
         /** Capacity */
         Capacity: {
             /** Disks */
@@ -1167,6 +1179,13 @@ export interface components {
          * @description A product version as the catalog holds it (``catalog/<product>/<version>/manifest.json``).
          */
         Manifest: {
+            /**
+             * Bindings
+             * @description other clusters of yours it can use, by name: launch with "bind": {name: cluster id}
+             */
+            bindings?: {
+                [key: string]: components["schemas"]["Binding"];
+            } | null;
             /** Description */
             description: string;
             /** Image */
@@ -4744,7 +4763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND) */
+            /** @description no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND), or no cluster of yours has the id named in `bind` (BOUND_CLUSTER_NOT_FOUND) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4753,7 +4772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED) */
+            /** @description this Idempotency-Key was used for a different launch (IDEMPOTENCY_KEY_REUSED), or a cluster named in `bind` is not running (BOUND_CLUSTER_NOT_RUNNING) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4771,7 +4790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path) */
+            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path); a cluster named in `bind` is not of the product the binding takes */
             422: {
                 headers: {
                     [name: string]: unknown;
