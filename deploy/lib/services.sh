@@ -118,6 +118,10 @@ stop_mesos_agent() {
     log "shut down mesos-agent and its executors (pid $pid)"
   fi
   stop_daemon mesos-agent
+  # With every executor gone, what one of them bound in its sandbox and never unbound (it was
+  # killed: a job's /job) is unused; the work dir's own nosuid,nodev bind stays.
+  findmnt -rn -o TARGET | awk -v d="$SPINDLE_STATE_DIR/mesos-agent/" 'index($0, d) == 1' | sort -r \
+    | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 }
 
 all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }

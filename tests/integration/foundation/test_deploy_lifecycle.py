@@ -45,6 +45,9 @@ def test_down_stops_only_what_up_started_then_up_restores():
             assert not alive(before[name]), f"{name} still runs after down"
         assert recorded_pids() == {}
         assert alive(bystander.pid), "down must not touch processes it did not start"
+        mounts = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout.split()
+        assert [m for m in mounts if m.startswith("/var/lib/spindle/mesos-agent/")] == [], \
+            "no sandbox bind (a killed executor's /job) outlives down"
         docker_up = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
         assert docker_up == ("dockerd" not in started_by_up), "dockerd stopped iff up had started it"
         pg_up = subprocess.run(["pg_isready", "-h", "127.0.0.1"], capture_output=True).returncode == 0
