@@ -53,7 +53,7 @@ def test_invalid_options_are_422_and_nothing_reaches_the_orchestrator(api, make_
     error = response.json()["error"]
     assert error["code"] == "INVALID_OPTIONS"
     assert {e["path"] for e in error["details"]["errors"]} == {"roles", "roles.server.count"}
-    assert launch(api, alice, product="kafka", version="3").json()["error"]["code"] == "PRODUCT_NOT_FOUND"
+    assert launch(api, alice, product="flink", version="3").json()["error"]["code"] == "PRODUCT_NOT_FOUND"
     not_an_object = api.post("/products/static-web/1.0", content=b"[1]", headers={**bearer(alice),
                                                                                 "Content-Type": "application/json"})
     assert not_an_object.status_code == 422

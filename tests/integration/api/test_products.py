@@ -24,7 +24,7 @@ def test_a_product_shows_its_manifest_and_options_schema(api, make_user):
 
 def test_unknown_product_or_version_is_404_naming_what_exists(api, make_user):
     token = make_user("alice")
-    product = api.get("/products/kafka/3", headers=bearer(token))
+    product = api.get("/products/flink/3", headers=bearer(token))
     assert product.status_code == 404 and product.json()["error"]["code"] == "PRODUCT_NOT_FOUND"
     version = api.get("/products/spark/1.0", headers=bearer(token))
     assert version.status_code == 404 and version.json()["error"]["details"]["versions"] == ["3.5"]

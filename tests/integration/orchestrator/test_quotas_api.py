@@ -125,7 +125,7 @@ def test_unfinished_job_drivers_hold_an_ip_each(api, fresh_database):
 
 
 def test_unknown_products_are_404_and_create_nothing(api):
-    response = launch(api, product="kafka")
+    response = launch(api, product="flink")
     assert response.status_code == 404 and response.json()["error"]["code"] == "PRODUCT_NOT_FOUND"
     assert api.get("/quotas/u1", headers=AS_API).json()["usage"]["clusters"] == 0
 
