@@ -18,6 +18,7 @@ struct AgentInfo {
   4: required i64 memory,               // bytes this host may use (cgroup limit or RAM)
   5: required list<string> work_dirs,   // the host's dedicated disks (spill, shuffle, DISK)
   6: required list<i32> cpus,           // the cpuset, for affinity
+  7: optional string node,              // the node the host runs on (env SPINDLE_NODE): HDFS locality
 }
 
 struct ExecutorSpec {

@@ -54,7 +54,8 @@ class AgentHost:
     def info(self):
         return agent_types.AgentInfo(host=self.bind, file_server=self.files.address,
                                      cores=self.cores, memory=self.memory,
-                                     work_dirs=self.work_dirs, cpus=self.cpus)
+                                     work_dirs=self.work_dirs, cpus=self.cpus,
+                                     node=os.environ.get("SPINDLE_NODE"))
 
 
 class AgentHandler:

@@ -4,6 +4,7 @@ import bisect
 import os
 import random
 
+from . import hdfs
 from .backend.plan import Shuffle, Storage, run_on_records, run_partitions
 from .codec import decode, encode
 from .errors import EngineError, FetchFailed
@@ -883,6 +884,9 @@ class Dataset:
         return [record_at[g] for g in picks]
 
     def _save(self, path, kind, name):
+        if hdfs.is_hdfs(path):
+            self._save_hdfs(path, kind, f"{name} of dataset {self.id}")
+            return
         path = local_path(path)
         if os.path.exists(path) and os.listdir(path):
             raise FileExistsError(f"output directory {path} already exists")
@@ -896,6 +900,36 @@ class Dataset:
             run_partitions(self, stage, sink_for)
             return
         self._save_remote(path, kind, stage)
+
+    def _save_hdfs(self, url, kind, stage):
+        """Hadoop's committer convention: each task writes its part with CREATE into
+        `dir/_temporary/<save>/`; once every part is written the driver renames them to
+        `dir/part-NNNNN`, removes `_temporary` and writes `dir/_SUCCESS`. A failed save
+        removes `dir`. Executors write straight to the DataNodes, in both modes."""
+        if self.worker.language != "python":
+            raise ValueError(f"a {self.worker.language} worker cannot write {url}: hand the "
+                             "dataset to a python worker with importData first")
+        out = hdfs.parse(url)
+        client = hdfs.WebHdfs(out)
+        if client.status(out.path) is not None:
+            raise FileExistsError(f"output directory {url} already exists")
+        temporary = f"{out.path.rstrip('/')}/_temporary"
+        attempt_dir = f"{temporary}/{self.worker.cluster.engine.id}-{self.id}"
+        client.mkdirs(attempt_dir)
+        try:
+            results = run_partitions(self, stage, lambda p, attempt: Sink(
+                kind=kind, path=out.child(f"{attempt_dir}/part-{p:05d}-{attempt}").url))
+            for p, result in enumerate(results):
+                written = hdfs.parse(result.files[0]).path
+                client.rename(written, f"{out.path.rstrip('/')}/part-{p:05d}")
+            client.delete(temporary, recursive=True)
+            client.create(f"{out.path.rstrip('/')}/_SUCCESS", [b""])
+        except BaseException:
+            try:
+                client.delete(out.path, recursive=True)
+            except hdfs.HdfsError:
+                pass  # the save's own error says more
+            raise
 
     def _save_remote(self, path, kind, stage):
         """Cluster mode: each task writes its part file in its host's work dirs; the driver then

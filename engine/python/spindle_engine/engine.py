@@ -19,6 +19,7 @@ import uuid
 
 import cloudpickle
 
+from . import hdfs
 from .backend.executors import ExecutorLost, ExecutorProcess, Slot
 from .backend.plan import run_partitions
 from .backend.remote import AgentConnection, RemoteExecutor
@@ -42,6 +43,7 @@ DEFAULTS = {
     "executor.memory": "1GB",
     "task.max_failures": "3",
     "task.timeout_s": "0",
+    "locality.wait_s": "3",
 }
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
@@ -351,6 +353,7 @@ class Worker:
         self.max_failures = props.int("task.max_failures")
         self.metrics = {"tasks": 0, "spill_files": 0, "spill_bytes": 0, "executors_lost": 0,
                         "fetch_failures": 0, "hosts_lost": 0}
+        self.locality = []  # per stage reading located input: tasks node_local / any
         self.name = f"w{cluster.engine.next_id()}-{language}"
         self.shm_dir = os.path.join(cluster.shm_dir, self.name)
         os.makedirs(self.shm_dir, exist_ok=True)
@@ -537,12 +540,31 @@ class Worker:
         >>> worker.textFile(f.name).flatMap(lambda line: line.split()).collect()
         ['to', 'be', 'or', 'not']
         """
+        if hdfs.is_hdfs(path):
+            return self._hdfs_text_file(path, minPartitions)
         path = os.path.abspath(path)
         size = os.path.getsize(path)
         n = max(1, minPartitions or len(self.slots))
         splits = _line_splits(path, size, n)
         return Dataset(self, "source", len(splits),
                        source=TextSource(self.cluster.qualify(path, share_dir=True), splits))
+
+    def _hdfs_text_file(self, url, min_partitions):
+        """One partition per HDFS block (smaller when `min_partitions` asks for more), each
+        preferring the executors on the nodes of the block's DataNodes."""
+        if self.language != "python":
+            raise ValueError(f"a {self.language} worker cannot read {url}: read it with a python "
+                             "worker and hand it over with importData")
+        where = hdfs.parse(url)
+        files = hdfs.input_files(where)
+        split_size = None
+        if min_partitions:
+            total = sum(length for _, length, _ in files)
+            split_size = max(1, -(-total // min_partitions))
+        splits = hdfs.block_splits([(f.url, length, blocks) for f, length, blocks in files],
+                                   split_size)
+        return Dataset(self, "source", len(splits),
+                       source=HdfsTextSource(splits, hdfs.datanode_nodes()))
 
     def importData(self, dataset):
         """Return the records of a dataset of any worker as a dataset of this worker.
@@ -631,6 +653,27 @@ class TextSource:
         offset, length = self.splits[p]
         return ttypes.Source(kind=ttypes.SourceKind.TEXT, text_path=self.path, offset=offset,
                              length=length)
+
+
+class HdfsTextSource:
+    """Block splits of HDFS files, read by the executors from the DataNodes (hdfs.py)."""
+
+    def __init__(self, splits, datanode_nodes):
+        self.splits = splits
+        self._nodes = [hdfs.preferred_nodes(s.hosts, datanode_nodes) if s.hosts else None
+                       for s in splits]
+
+    def prepare(self):
+        pass
+
+    def nodes(self, p):
+        """The nodes holding a replica of partition p's block (None: no preference)."""
+        return self._nodes[p]
+
+    def source(self, p):
+        split = self.splits[p]
+        return ttypes.Source(kind=ttypes.SourceKind.TEXT, text_path=split.path,
+                             offset=split.offset, length=split.length)
 
 
 class ImportSource:

@@ -17,6 +17,7 @@ from thrift.transport import TSocket, TTransport
 from .auth import AuthFailed, secret_from_env, server_handshake
 from .errors import FetchFailed, FunctionFailed, TaskFailure
 from .functions import Context, FunctionLoader, culprit
+from .hdfs import is_hdfs
 from .hostfiles import HostFiles
 from .pipeline import run_ops
 from .rpc import Executor, protocol_factory, ttypes
@@ -123,7 +124,7 @@ class ExecutorHandler:
         if not sink.path and not sink.path_prefix:
             return sink
         sink = copy.copy(sink)
-        if sink.path:
+        if sink.path and not is_hdfs(sink.path):  # an HDFS file is written where it is named
             sink.path = self.files.output(sink.path)
         if sink.path_prefix:
             sink.path_prefix = self.files.output(sink.path_prefix)

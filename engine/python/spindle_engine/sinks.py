@@ -22,6 +22,7 @@ from .codec import (
     write_partition,
 )
 from .errors import BadData
+from .hdfs import is_hdfs, write_file
 from .rpc import ttypes
 
 SinkKind = ttypes.SinkKind
@@ -259,19 +260,30 @@ def _jsonable(v):
     return v
 
 
+def _line_batches(it, as_json, counter):
+    """UTF-8 text of the records, one per line, in batches of 4096; counter[0] counts them."""
+    it = iter(it)
+    while True:
+        batch = [to_json(r) if as_json or type(r) is not str else r
+                 for r in itertools.islice(it, 4096)]
+        if not batch:
+            return
+        counter[0] += len(batch)
+        batch.append("")
+        yield "\n".join(batch).encode("utf-8")
+
+
 def _write_lines(path, it, as_json):
-    records = 0
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        it = iter(it)
-        while True:
-            batch = [to_json(r) if as_json or type(r) is not str else r
-                     for r in itertools.islice(it, 4096)]
-            if not batch:
-                break
-            batch.append("")
-            f.write("\n".join(batch))
-            records += len(batch) - 1
-    return ttypes.TaskResult(records=records, files=[path])
+    """Write the lines to the local file `path`, or stream them to the HDFS file `path`."""
+    counter = [0]
+    if is_hdfs(path):
+        write_file(path, _line_batches(it, as_json, counter))
+    else:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as f:
+            for chunk in _line_batches(it, as_json, counter):
+                f.write(chunk)
+    return ttypes.TaskResult(records=counter[0], files=[path])
 
 
 def _count(it):
@@ -332,6 +344,5 @@ def run_sink(sink, it, partition, env):
         chosen = _select(sink.indices or [], it)
         return R(records=len(chosen), value=encode(chosen))
     if kind in (SinkKind.TEXT_FILE, SinkKind.JSON_FILE):
-        os.makedirs(os.path.dirname(sink.path) or ".", exist_ok=True)
         return _write_lines(sink.path, it, kind == SinkKind.JSON_FILE)
     raise BadData(f"unknown sink kind {kind}")

@@ -6,6 +6,7 @@ from operator import itemgetter
 
 from .codec import SELF_KEYED, RawPartition, file_flags, iter_file
 from .errors import BadData, CacheMiss
+from .hdfs import is_hdfs, open_range
 from .rpc import ttypes
 
 SourceKind = ttypes.SourceKind
@@ -16,31 +17,41 @@ _BLOCK = 1 << 22
 
 
 def read_text_split(path, offset, length):
-    """Lines of `path` that begin in [offset, offset+length) (FORMAT.md 'Text input').
+    """Lines of `path` that begin in [offset, offset+length) (FORMAT.md 'Text input'); `path`
+    is a local file or an HDFS file (`webhdfs://`, read from a DataNode, hdfs.py).
 
     Reads blocks cut at newlines, so each block decodes on its own."""
-    end = offset + length
-    with open(path, "rb") as f:
-        if offset > 0:
-            f.seek(offset - 1)
-            pos = offset - 1 + len(f.readline())
-        else:
-            pos = 0
-        while pos < end:
-            block = f.read(min(_BLOCK, end - pos))
-            if not block:
-                break
-            pos += len(block)
-            if block[-1:] != b"\n":
-                block += f.readline()  # finish the line that begins before the end
-                pos = f.tell()
-            text = block.decode("utf-8", "replace")
-            lines = text.split("\n")
-            if lines[-1] == "":
-                lines.pop()
-            if "\r" in text:
-                lines = [x[:-1] if x[-1:] == "\r" else x for x in lines]
-            yield from lines
+    start = max(0, offset - 1)
+    if is_hdfs(path):
+        f = open_range(path, start)
+    else:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, like the HDFS stream
+        f.seek(start)
+    try:
+        yield from _split_lines(f, offset, offset + length)
+    finally:
+        f.close()
+
+
+def _split_lines(f, offset, end):
+    """Lines of stream `f` (positioned at max(0, offset-1)) that begin in [offset, end)."""
+    pos = offset - 1 + len(f.readline()) if offset > 0 else 0
+    while pos < end:
+        block = f.read(min(_BLOCK, end - pos))
+        if not block:
+            break
+        pos += len(block)
+        if block[-1:] != b"\n":
+            rest = f.readline()  # finish the line that begins before the end
+            block += rest
+            pos += len(rest)
+        text = block.decode("utf-8", "replace")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        if "\r" in text:
+            lines = [x[:-1] if x[-1:] == "\r" else x for x in lines]
+        yield from lines
 
 
 def open_source(src, loader, ctx, cache, used):

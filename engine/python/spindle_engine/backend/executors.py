@@ -12,6 +12,7 @@ from pathlib import Path
 from thrift.transport.TTransport import TTransportException
 
 from ..errors import EngineError
+from ..hdfs import local_node
 from ..rpc import close_quietly, connect
 
 _HERE = Path(__file__).resolve()
@@ -66,6 +67,11 @@ class ExecutorProcess:
     @property
     def name(self):
         return f"{self.language} executor {self.id}"
+
+    @property
+    def node(self):
+        """The node it runs on (the driver's: SPINDLE_NODE, else the hostname), for locality."""
+        return local_node()
 
     @property
     def pid(self):

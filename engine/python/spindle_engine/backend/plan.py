@@ -52,6 +52,29 @@ def chain(ds, p, skip_storage=None):
     return source, ops, preferred, refs
 
 
+def source_nodes(ds, p):
+    """The nodes partition p of ds would rather read on: those of its source's input (HDFS
+    block replicas) when the chain reaches such a source; None when anywhere will do."""
+    node = ds
+    while True:
+        if node.storage and node.storage.source(p) is not None:
+            return None
+        if node.kind == "narrow":
+            node = node.parents[0]
+        elif node.kind == "union":
+            first = node.parents[0]
+            if p < first.nparts:
+                node = first
+            else:
+                p -= first.nparts
+                node = node.parents[1]
+        elif node.kind == "source":
+            nodes = getattr(node.source, "nodes", None)
+            return nodes(p) if nodes else None
+        else:
+            return None
+
+
 def prepare(ds):
     """Materialize every boundary (shuffle outputs, imports, persisted data) ds's tasks read."""
     if ds.storage and ds.storage.complete() and not ds.storage.rebalance():
@@ -84,7 +107,8 @@ def partition_specs(ds, stage, sink_for, partitions=None, skip_storage=None, pla
         sink_fn = sink_for(p, 0).fn
         if sink_fn is not None:
             refs.append(sink_fn.ref)
-        specs.append(TaskSpec(stage, p, plan, tuple(dict.fromkeys(refs))))
+        specs.append(TaskSpec(stage, p, plan, tuple(dict.fromkeys(refs)),
+                              source_nodes(ds, p)))
     return specs
 
 

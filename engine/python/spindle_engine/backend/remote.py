@@ -115,6 +115,11 @@ class RemoteExecutor:
         return self.agent.info.file_server
 
     @property
+    def node(self):
+        """The node its host runs on (the agent's SPINDLE_NODE), else the host's address."""
+        return getattr(self.agent.info, "node", None) or self.agent.info.host
+
+    @property
     def name(self):
         return f"{self.language} executor {self.id} on {self.agent.address}"
 

@@ -1,11 +1,14 @@
 """Runs a stage's tasks on a worker's slots: cache locality, per-task retry on executor loss."""
 
+import sys
 import threading
+import time
 from collections import deque
 
 from ..errors import EngineError
 from ..rpc import ttypes
 from .executors import ExecutorLost
+from .locality import LEVELS, NODE_LOCAL, candidates, summary
 from .remote import AgentUnreachable
 
 
@@ -26,11 +29,12 @@ class TaskSpec:
     attempt so a lost cached partition is recomputed from lineage.
     """
 
-    def __init__(self, stage, partition, plan, functions=()):
+    def __init__(self, stage, partition, plan, functions=(), nodes=None):
         self.stage = stage
         self.partition = partition
         self.plan = plan
         self.functions = functions
+        self.nodes = nodes  # nodes holding its input (HDFS block replicas), None: anywhere
 
 
 def _describe(spec):
@@ -51,19 +55,35 @@ class StageRun:
         self.error = None
         self.lost_host = None
         self.cond = threading.Condition()
+        self.locality = {}  # level -> tasks launched at it (tasks with a node preference)
+        self.locality_wait = float(worker.properties.get("locality.wait_s", "3"))
+        self.last_local = time.monotonic()
 
     def _take(self, slot):
-        """Next task index for `slot`, with its planned Task; None when the stage is over."""
+        """Next task index for `slot`, with its planned Task; None when the stage is over.
+
+        A task kept in an executor's memory goes to that executor; one that prefers nodes
+        goes node-local when it can (locality.py)."""
+        ex = slot.executor
         with self.cond:
             while True:
-                if self.error is not None or self.lost_host is not None or slot.executor.down \
+                if self.error is not None or self.lost_host is not None or ex.down \
                         or (not self.pending and self.running == 0):
                     return None, None
-                for i in list(self.pending):
+                order = list(self.pending)
+                live = {x.node for x in self.worker.executors if x.alive()}
+                waited_out = time.monotonic() - self.last_local >= self.locality_wait
+                for k, level in candidates([self.specs[i].nodes for i in order], ex.node, live,
+                                           waited_out):
+                    i = order[k]
                     task, preferred = self.specs[i].plan(self.attempts[i])
-                    if preferred is None or preferred is slot.executor:
+                    if preferred is None or preferred is ex:
                         self.pending.remove(i)
                         self.running += 1
+                        if level is not None:
+                            self.locality[level] = self.locality.get(level, 0) + 1
+                        if level == NODE_LOCAL:
+                            self.last_local = time.monotonic()
                         return i, task
                 self.cond.wait(0.05)
 
@@ -152,6 +172,8 @@ def run_stage(worker, specs):
         t.start()
     for t in threads:
         t.join()
+    if run.locality:
+        _report_locality(worker, specs[0].stage, run.locality)
     if run.error is not None:
         raise run.error
     if run.lost_host is not None:
@@ -159,3 +181,12 @@ def run_stage(worker, specs):
                                           for i, r in enumerate(run.results) if r is not None})
     return run.results
 
+
+def _report_locality(worker, stage, counts):
+    """Print the stage's locality line and keep it in the worker's metrics."""
+    print(f"{stage}: {summary(counts)}", file=sys.stderr, flush=True)
+    entry = {"stage": stage, **{level: counts.get(level, 0) for level in LEVELS}}
+    worker.locality.append(entry)
+    for level in LEVELS:
+        worker.metrics[f"tasks_{level}"] = worker.metrics.get(f"tasks_{level}", 0) \
+            + counts.get(level, 0)
