@@ -236,12 +236,20 @@ def load_manifest(path: Path) -> dict[str, Any]:
         Draft202012Validator.check_schema(manifest["options_schema"])
     except SchemaError as exc:
         raise CatalogError(f"{path}: field options_schema.{_dotted(exc.absolute_path)}: {exc.message}") from exc
-    try:
-        validate_options(manifest, {})
-    except ApiError as exc:
-        raise CatalogError(f"{path}: field options_schema: its defaults are not valid options: "
-                           f"{exc.details['errors']}") from exc
+    problems = _default_problems(manifest)
+    if problems:
+        raise CatalogError(f"{path}: field options_schema: its defaults are not valid options: {problems}")
     return manifest
+
+
+def _default_problems(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    """What is wrong with the options schema's defaults alone. An option every launch must give
+    (``required`` without a default, e.g. jupyterlab's ``settings.token``) is not a fault of the defaults."""
+    defaults: dict[str, Any] = {}
+    _apply_defaults(manifest["options_schema"], defaults)
+    errors = Draft202012Validator(manifest["options_schema"]).iter_errors(defaults)
+    return [{"path": _dotted(e.absolute_path), "message": e.message}
+            for e in sorted(errors, key=lambda e: list(e.absolute_path)) if e.validator != "required"]
 
 
 def load_catalog(root: Path | str) -> Catalog:

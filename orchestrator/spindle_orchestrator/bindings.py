@@ -4,9 +4,11 @@ A product declares what it can be bound to in its manifest (``"bindings": {"hdfs
 "hadoop"}}``); a launch names the clusters in its ``bind`` option (``{"hdfs": "<cluster id>"}``).
 The target must be the caller's own (another user's cluster is "not found", like any cross-tenant
 access), of the declared product, and running. Templates then see ``bound.<name>`` — the target's
-``cluster`` and ``peers`` (role → members with id, name, ip, node) — or ``None`` where the launch
-bound nothing; and network isolation lets a cluster and the clusters it binds (both ways) reach each
-other. Deleting a target is not refused: the clusters bound to it keep running without it."""
+``cluster`` and ``peers`` (role → members with id, name, ip, node) and its data-plane ``secret`` (for
+a client that must authenticate to it, e.g. jupyterlab's Spark driver; a template puts it in env,
+never on a command line) — or ``None`` where the launch bound nothing; and network isolation lets a
+cluster and the clusters it binds (both ways) reach each other. Deleting a target is not refused:
+the clusters bound to it keep running without it."""
 from typing import Any
 
 from sqlalchemy import select
@@ -68,7 +70,7 @@ def context(session: Session, manifest: dict[str, Any], options: dict[str, Any])
             peers.setdefault(m.role, []).append({"id": m.member_id, "name": f"{m.role}-{m.index}", "ip": m.ip,
                                                  "node": m.node})
         bound[name] = {"cluster": {"id": target.id, "owner": target.owner, "product": target.product,
-                                   "version": target.version}, "peers": peers}
+                                   "version": target.version}, "peers": peers, "secret": target.secret}
     return bound
 
 

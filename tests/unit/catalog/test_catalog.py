@@ -27,8 +27,8 @@ def write_manifest(root: Path, manifest: dict, folder: str = "static-web/1.0") -
 
 def test_the_real_products_load_and_their_defaults_are_valid_options(catalog):
     assert [(m["name"], m["version"]) for m in catalog.manifests()] == [("engine", "1.0"), ("hadoop", "3.3"),
-                                                                         ("kafka", "4.0"), ("spark", "3.5"),
-                                                                         ("static-web", "1.0")]
+                                                                         ("jupyterlab", "4"), ("kafka", "4.0"),
+                                                                         ("spark", "3.5"), ("static-web", "1.0")]
     spark = validate_options(catalog.get("spark", "3.5"), {})
     assert spark["roles"]["worker"] == {"count": 2, "cpus": 0.5, "mem_mb": 2048, "disks": {"hdd": 2, "ssd": 0}}
     assert spark["settings"] == {"worker_overhead_mb": 512} and spark["wait_for_resources"] is False
@@ -67,7 +67,7 @@ def test_unknown_product_or_version_names_what_exists(catalog):
     with pytest.raises(ApiError) as product:
         catalog.get("flink", "3")
     assert (product.value.status, product.value.code) == (404, "PRODUCT_NOT_FOUND")
-    assert product.value.details["products"] == ["engine", "hadoop", "kafka", "spark", "static-web"]
+    assert product.value.details["products"] == ["engine", "hadoop", "jupyterlab", "kafka", "spark", "static-web"]
     with pytest.raises(ApiError) as version:
         catalog.get("spark", "9.9")
     assert (version.value.code, version.value.details["versions"]) == ("VERSION_NOT_FOUND", ["3.5"])
