@@ -7,6 +7,7 @@ from collections import deque
 
 from ..errors import EngineError
 from ..rpc import ttypes
+from ..status import report_locality
 from .executors import ExecutorLost
 from .locality import LEVELS, NODE_LOCAL, candidates, summary
 from .remote import AgentUnreachable
@@ -183,10 +184,12 @@ def run_stage(worker, specs):
 
 
 def _report_locality(worker, stage, counts):
-    """Print the stage's locality line and keep it in the worker's metrics."""
+    """Print the stage's locality line, keep it in the worker's metrics and tell the cluster's
+    status member (cluster mode)."""
     print(f"{stage}: {summary(counts)}", file=sys.stderr, flush=True)
     entry = {"stage": stage, **{level: counts.get(level, 0) for level in LEVELS}}
     worker.locality.append(entry)
     for level in LEVELS:
         worker.metrics[f"tasks_{level}"] = worker.metrics.get(f"tasks_{level}", 0) \
             + counts.get(level, 0)
+    report_locality(worker.cluster.engine.id, entry)
