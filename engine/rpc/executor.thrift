@@ -66,6 +66,8 @@ enum MergeKind {
  * /abs/path locally; any other executor fetches the file first. A remote TEXT text_path is
  * fetched as exactly the bytes [offset, offset+length), which the backend aligns to line starts.
  * Function refs may be URLs the same way (`tcp://HOST:PORT/abs/file.py:Class`).
+ * A TEXT text_path may also be an HDFS file `webhdfs://USER@HOST:PORT/path` (the NameNode's
+ * WebHDFS address), read from a DataNode with WebHDFS OPEN (Python executors only).
  */
 struct Source {
   1: required SourceKind kind,
@@ -138,7 +140,8 @@ struct Sink {
  * Output paths (Sink.path, Sink.path_prefix) may start with `@work/`: the executor puts the
  * file under one of its `--work` dirs (striped: the i-th such file of a process goes to dir
  * i mod n) and reports the real absolute path in TaskResult. Executors create missing parent
- * directories of every output path.
+ * directories of every output path. A TEXT_FILE/JSON_FILE path may be an HDFS file
+ * `webhdfs://USER@HOST:PORT/path`, created with WebHDFS CREATE (Python executors only).
  */
 
 struct Task {

@@ -23,11 +23,11 @@ PACKAGE = os.path.join(os.path.dirname(TESTS), "python")
 class Agent:
     """An engine agent process on 127.0.0.1 with two work dirs (its 'disks')."""
 
-    def __init__(self, root, name, port=0):
+    def __init__(self, root, name, port=0, env=None):
         self.disks = [os.path.join(root, name, d) for d in ("disk1", "disk2")]
         for d in self.disks:
             os.makedirs(d, exist_ok=True)
-        env = dict(os.environ, PYTHONPATH=PACKAGE)
+        env = dict(os.environ, PYTHONPATH=PACKAGE, **(env or {}))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "spindle_engine.agent", "--bind", "127.0.0.1",
              "--port", str(port), "--work", ",".join(self.disks), "--cores", "1"],

@@ -4,15 +4,18 @@ scheduler launching tasks node-local on real executors. The WebHDFS calls themse
 a real HDFS in tests/integration/platform/test_engine_hdfs.py."""
 
 import io
+import os
 import random
 
 import pytest
 
-from spindle_engine import hdfs
+from spindle_engine import Cluster, Properties, Worker, hdfs
 from spindle_engine.backend.locality import ANY, NODE_LOCAL, choose, summary
 from spindle_engine.dataset import Dataset
 from spindle_engine.hdfs import Block, HdfsPath, Split
 from spindle_engine.sources import _split_lines
+
+from .test_cluster_mode import Agent
 
 NN = {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870"}
 
@@ -215,7 +218,6 @@ def test_scheduler_counts_locality_on_real_executors(python_worker, capsys):
 
 def test_cpp_worker_refuses_hdfs(cluster):
     """The C++ executor speaks no WebHDFS: a clear error, nothing run."""
-    from spindle_engine import Worker
     cpp = Worker(cluster, "cpp")
     try:
         with pytest.raises(ValueError, match="importData"):
@@ -225,3 +227,30 @@ def test_cpp_worker_refuses_hdfs(cluster):
     finally:
         cpp.stop()
         cluster.workers.remove(cpp)
+
+
+def test_cluster_mode_runs_tasks_on_the_executors_of_their_nodes(engine, tmp_path):
+    """Two agents on two 'nodes' (their SPINDLE_NODE): the executors know their node from the
+    agent, and each task preferring a node runs on that node's executor (NODE_LOCAL), also when
+    the other node's executor is free first; a task preferring a node without executors runs
+    on either (ANY)."""
+    agents = [Agent(str(tmp_path), "a", env={"SPINDLE_NODE": "node-a"}),
+              Agent(str(tmp_path), "b", env={"SPINDLE_NODE": "node-b"})]
+    cluster = Cluster(Properties({"engine.mode": "cluster", "locality.wait_s": 600,
+                                  "engine.agents": ",".join(a.address for a in agents)}))
+    try:
+        worker = Worker(cluster, "python")
+        assert sorted(ex.node for ex in worker.executors) == ["node-a", "node-b"]
+        wanted = ["node-a"] * 5 + ["node-b"] * 2 + ["node-c"]
+        base = worker.parallelize(range(len(wanted)), len(wanted))
+        ds = Dataset(worker, "source", len(wanted), source=_LocatedSource(
+            base.source, [frozenset({n}) for n in wanted]))
+        ran = dict(ds.map(lambda x: (x, os.environ["SPINDLE_NODE"])).collect())
+        assert [ran[p] for p in range(7)] == wanted[:7]
+        assert ran[7] in ("node-a", "node-b")
+        [stage] = worker.locality
+        assert (stage["node_local"], stage["any"]) == (7, 1)
+    finally:
+        cluster.stop()
+        for a in agents:
+            a.kill()

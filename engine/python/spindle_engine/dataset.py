@@ -970,12 +970,14 @@ class Dataset:
             The output directory on the driver's filesystem (a plain path or ``file://``; a
             relative one from the driver's working directory): created; it must not exist with
             files in it. In cluster mode the executors write the parts on their hosts and the
-            driver streams them into this directory.
+            driver streams them into this directory. Or an HDFS directory (``hdfs://``,
+            ``webhdfs://``): the executors write the parts to the DataNodes, the driver commits
+            them and writes ``_SUCCESS`` (python workers only).
 
         Raises
         ------
         FileExistsError
-            When ``path`` already holds files.
+            When ``path`` already holds files (an HDFS ``path``: when it exists at all).
 
         Examples
         --------
@@ -998,12 +1000,14 @@ class Dataset:
             The output directory on the driver's filesystem (a plain path or ``file://``; a
             relative one from the driver's working directory): created; it must not exist with
             files in it. In cluster mode the executors write the parts on their hosts and the
-            driver streams them into this directory.
+            driver streams them into this directory. Or an HDFS directory (``hdfs://``,
+            ``webhdfs://``): the executors write the parts to the DataNodes, the driver commits
+            them and writes ``_SUCCESS`` (python workers only).
 
         Raises
         ------
         FileExistsError
-            When ``path`` already holds files.
+            When ``path`` already holds files (an HDFS ``path``: when it exists at all).
 
         Examples
         --------

@@ -517,15 +517,18 @@ class Worker:
         """Read a UTF-8 text file as a dataset of its lines (without line ends).
 
         The file is cut into byte ranges at line starts, one partition each; in cluster mode each
-        executor fetches its range from the driver.
+        executor fetches its range from the driver. An HDFS file or directory (``hdfs://``,
+        ``webhdfs://``; engine/README.md "HDFS") gives one partition per block, each run on an
+        executor of a node holding a replica when there is one (python workers only).
 
         Parameters
         ----------
         path : str
-            The file, on the driver's machine.
+            The file, on the driver's machine; or ``hdfs://namenode:8020/path`` /
+            ``hdfs:///path`` (a directory: all its files but ``_*`` and ``.*``).
         minPartitions : int, optional
-            Number of ranges to cut (default: the worker's total number of cores); a small file
-            may give fewer partitions.
+            Number of ranges to cut (default: the worker's total number of cores; for HDFS one
+            per block); a small file may give fewer partitions.
 
         Returns
         -------
