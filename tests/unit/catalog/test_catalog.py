@@ -26,7 +26,8 @@ def write_manifest(root: Path, manifest: dict, folder: str = "static-web/1.0") -
 
 
 def test_the_real_products_load_and_their_defaults_are_valid_options(catalog):
-    assert [(m["name"], m["version"]) for m in catalog.manifests()] == [("engine", "1.0"), ("hadoop", "3.3"),
+    assert [(m["name"], m["version"]) for m in catalog.manifests()] == [("cassandra", "5.0"),
+                                                                         ("engine", "1.0"), ("hadoop", "3.3"),
                                                                          ("jupyterlab", "4"), ("kafka", "4.0"),
                                                                          ("spark", "3.5"), ("static-web", "1.0")]
     spark = validate_options(catalog.get("spark", "3.5"), {})
@@ -67,7 +68,7 @@ def test_unknown_product_or_version_names_what_exists(catalog):
     with pytest.raises(ApiError) as product:
         catalog.get("flink", "3")
     assert (product.value.status, product.value.code) == (404, "PRODUCT_NOT_FOUND")
-    assert product.value.details["products"] == ["engine", "hadoop", "jupyterlab", "kafka", "spark", "static-web"]
+    assert product.value.details["products"] == ["cassandra", "engine", "hadoop", "jupyterlab", "kafka", "spark", "static-web"]
     with pytest.raises(ApiError) as version:
         catalog.get("spark", "9.9")
     assert (version.value.code, version.value.details["versions"]) == ("VERSION_NOT_FOUND", ["3.5"])
@@ -115,6 +116,7 @@ PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "preferred_node
 
 
 @pytest.mark.parametrize("product, version, roles", [
+    ("cassandra", "5.0", ["node"]),
     ("engine", "1.0", ["backend", "executor"]), ("hadoop", "3.3", ["namenode", "datanode"]),
     ("spark", "3.5", ["master", "worker"]), ("static-web", "1.0", ["server"]),
 ])
