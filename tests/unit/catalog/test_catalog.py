@@ -68,7 +68,8 @@ def test_unknown_product_or_version_names_what_exists(catalog):
     with pytest.raises(ApiError) as product:
         catalog.get("flink", "3")
     assert (product.value.status, product.value.code) == (404, "PRODUCT_NOT_FOUND")
-    assert product.value.details["products"] == ["cassandra", "engine", "hadoop", "jupyterlab", "kafka", "spark", "static-web"]
+    assert product.value.details["products"] == ["cassandra", "engine", "hadoop", "jupyterlab", "kafka", "spark",
+                                                 "static-web"]
     with pytest.raises(ApiError) as version:
         catalog.get("spark", "9.9")
     assert (version.value.code, version.value.details["versions"]) == ("VERSION_NOT_FOUND", ["3.5"])
