@@ -118,7 +118,7 @@ PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "preferred_node
 
 @pytest.mark.parametrize("product, version, roles", [
     ("cassandra", "5.0", ["node"]),
-    ("engine", "1.0", ["backend", "executor"]), ("hadoop", "3.3", ["namenode", "datanode"]),
+    ("engine", "1.0", ["backend", "executor"]), ("hadoop", "3.3", ["namenode", "datanode", "resourcemanager"]),
     ("spark", "3.5", ["master", "worker"]), ("static-web", "1.0", ["server"]),
 ])
 def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles):

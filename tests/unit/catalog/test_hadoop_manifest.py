@@ -1,22 +1,26 @@
-"""The hadoop 3.3 manifest (HDFS): launch options → each member's rendered hdfs-site.xml, core-site.xml,
-command and env — every dedicated disk of a DataNode in dfs.datanode.data.dir, the NameNode's metadata
-on its one disk, replication capped by the DataNodes there are, daemons bound on the member's IP."""
+"""The hadoop 3.3 manifest (HDFS, optional YARN, jobs): launch options → each member's rendered
+hdfs-site.xml, core-site.xml, yarn-site.xml, mapred-site.xml, command and env — every dedicated disk of
+a DataNode in dfs.datanode.data.dir (and, with YARN, in the NodeManager's local and log dirs), the
+NameNode's metadata on its one disk, replication capped by the DataNodes there are, daemons bound on
+the member's IP; a job driver's configuration (carried in its env) is the cluster's."""
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from spindle_common.catalog import load_catalog, validate_options
+from spindle_common.catalog import load_manifest, validate_options
 from spindle_common.errors import ApiError
-from spindle_orchestrator.render import plan_members, render_member
+from spindle_orchestrator.job_runner import driver_command, driver_context
+from spindle_orchestrator.render import plan_members, render_member, render_value
 
 REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
 
 
 @pytest.fixture(scope="module")
 def manifest():
-    return load_catalog(REPO_CATALOG).get("hadoop", "3.3")
+    return load_manifest(REPO_CATALOG / "hadoop" / "3.3" / "manifest.json")
 
 
 def rendered(manifest, options: dict) -> dict[str, dict]:
@@ -27,9 +31,24 @@ def rendered(manifest, options: dict) -> dict[str, dict]:
     return {m.name: render_member({"id": "c1"}, manifest, resolved, m, ips, planned) for m in planned}
 
 
+def parse(xml: str) -> dict[str, str]:
+    return {p.findtext("name"): p.findtext("value") for p in ET.fromstring(xml).iter("property")}
+
+
 def properties(container: dict, name: str) -> dict[str, str]:
-    root = ET.fromstring(container["files"][f"/etc/hadoop/{name}"])
-    return {p.findtext("name"): p.findtext("value") for p in root.iter("property")}
+    return parse(container["files"][f"/etc/hadoop/{name}"])
+
+
+def driver(manifest, options: dict) -> tuple[list[str], dict[str, str]]:
+    """A job's rendered driver command (args ``a b``) and env, members at 10.0.0.1, … in plan order."""
+    resolved = validate_options(manifest, options)
+    planned = plan_members("c1", manifest, resolved)
+    members = [SimpleNamespace(member_id=m.member_id, role=m.role, index=m.index, ip=f"10.0.0.{i}")
+               for i, m in enumerate(planned, start=1)]
+    cluster = SimpleNamespace(id="c1", owner="ann", product="hadoop", version="3.3", members=members,
+                              options=resolved)
+    context = driver_context(cluster, SimpleNamespace(id="j1", main="main.sh"), "10.0.0.99")  # type: ignore[arg-type]
+    return driver_command(manifest, context, ["a", "b"]), render_value(manifest["jobs"]["env"], context, "env")
 
 
 @pytest.mark.parametrize(("options", "datanodes", "data_dirs", "replication", "block_size"), [
@@ -53,7 +72,8 @@ def test_datanodes_use_every_disk_and_the_settings(manifest, options, datanodes,
         assert {hdfs[f"dfs.datanode.{k}"] for k in ("address", "ipc.address", "http.address")} == \
             {f"{ip}:9866", f"{ip}:9867", f"{ip}:9864"}
         assert properties(container, "core-site.xml")["fs.defaultFS"] == "hdfs://10.0.0.1:8020"
-        assert container["command"] == ["hdfs", "datanode"]
+        assert container["command"] == ["sh", "-c", "exec hdfs datanode"]  # no YARN by default
+        assert properties(container, "yarn-site.xml") == {}
     namenode = properties(members["namenode-1"], "hdfs-site.xml")
     assert (namenode["dfs.replication"], namenode["dfs.blocksize"]) == (replication, block_size)
 
@@ -91,6 +111,77 @@ def test_the_namenode_has_exactly_one_metadata_disk(manifest, disks, classes):
     {"settings": {"dfs.permissions.enabled": False}},
 ])
 def test_bad_options_are_refused(manifest, options):
+    with pytest.raises(ApiError) as refused:
+        validate_options(manifest, options)
+    assert (refused.value.status, refused.value.code) == (422, "INVALID_OPTIONS")
+
+
+YARN = {"roles": {"resourcemanager": {"count": 1, "mem_mb": 2048},
+                  "datanode": {"count": 2, "cpus": 1.5, "mem_mb": 3072, "disks": {"hdd": 1, "ssd": 2}}},
+        "settings": {"container_mb": 640}}
+
+
+def test_yarn_is_off_by_default_and_jobs_then_run_mapreduce_in_the_driver(manifest):
+    members = rendered(manifest, {})
+    assert not any(name.startswith("resourcemanager") for name in members)
+    command, env = driver(manifest, {})
+    assert command == ["hadoop-job", "/job/main.sh", "a", "b"]
+    assert parse(env["SPINDLE_MAPRED_SITE"])["mapreduce.framework.name"] == "local"
+    assert parse(env["SPINDLE_YARN_SITE"]) == {}
+    assert parse(env["SPINDLE_CORE_SITE"])["fs.defaultFS"] == "hdfs://10.0.0.1:8020"
+    assert parse(env["SPINDLE_HDFS_SITE"]) == {"dfs.replication": "3", "dfs.blocksize": str(128 << 20)}
+    assert (env["HADOOP_CONF_DIR"], env["HADOOP_USER_NAME"]) == ("/tmp/hadoop-conf", "hdfs")
+
+
+def test_a_resourcemanager_turns_on_a_nodemanager_in_every_datanode_over_all_its_disks(manifest):
+    members = rendered(manifest, YARN)
+    assert list(members) == ["namenode-1", "datanode-1", "datanode-2", "resourcemanager-1"]
+    rm = members["resourcemanager-1"]
+    assert rm["command"] == ["yarn", "resourcemanager"] and rm["env"]["HADOOP_HEAPSIZE_MAX"] == "1536m"
+    assert rm["security"] == {"user": "65534:65534", "read_only_root": True}
+    rm_site = properties(rm, "yarn-site.xml")
+    assert rm_site["yarn.resourcemanager.hostname"] == "10.0.0.4"
+    assert rm_site["yarn.nodemanager.aux-services"] == "mapreduce_shuffle"
+    for index, ip in ((1, "10.0.0.2"), (2, "10.0.0.3")):
+        container = members[f"datanode-{index}"]
+        [script] = container["command"][2:]
+        # one supervisor runs both daemons and ends (the member with it) when either ends
+        assert script == ("exec together 'HADOOP_HEAPSIZE_MAX=256m exec hdfs datanode' "
+                          "'HADOOP_HEAPSIZE_MAX=256m exec yarn nodemanager'")
+        nm = properties(container, "yarn-site.xml")
+        assert {k: v for k, v in nm.items() if k in rm_site} == rm_site  # the RM's view, plus its own
+        assert nm["yarn.nodemanager.local-dirs"] == "/data/1/yarn/local,/data/2/yarn/local,/data/3/yarn/local"
+        assert nm["yarn.nodemanager.log-dirs"] == "/data/1/yarn/logs,/data/2/yarn/logs,/data/3/yarn/logs"
+        assert (nm["yarn.nodemanager.resource.memory-mb"], nm["yarn.nodemanager.resource.cpu-vcores"]) == ("2048", "2")
+        assert (nm["yarn.nodemanager.address"], nm["yarn.nodemanager.webapp.address"]) == (f"{ip}:8041", f"{ip}:8042")
+        mapred = properties(container, "mapred-site.xml")
+        assert mapred["mapreduce.framework.name"] == "yarn"
+        assert (mapred["mapreduce.map.memory.mb"], mapred["yarn.app.mapreduce.am.resource.mb"]) == ("640", "640")
+        assert mapred["mapreduce.map.java.opts"].startswith("-Xmx512m ")
+        assert mapred["yarn.app.mapreduce.am.env"] == "HADOOP_MAPRED_HOME=/opt/hadoop"
+    # the driver reads the same YARN and MapReduce configuration as the cluster
+    _, env = driver(manifest, YARN)
+    assert parse(env["SPINDLE_YARN_SITE"]) == rm_site
+    assert parse(env["SPINDLE_MAPRED_SITE"]) == properties(members["datanode-1"], "mapred-site.xml")
+    assert parse(env["SPINDLE_HDFS_SITE"])["dfs.replication"] == "2"
+
+
+@pytest.mark.parametrize(("mem_mb", "cpus", "memory", "vcores"), [
+    (1024, 0.25, "512", "1"), (2048, 0.5, "1024", "1"), (4096, 4, "3072", "4"),
+])
+def test_the_nodemanager_offers_the_member_less_the_daemons(manifest, mem_mb, cpus, memory, vcores):
+    options = {"roles": {"resourcemanager": {"count": 1}, "datanode": {"count": 1, "mem_mb": mem_mb, "cpus": cpus}}}
+    nm = properties(rendered(manifest, options)["datanode-1"], "yarn-site.xml")
+    assert (nm["yarn.nodemanager.resource.memory-mb"], nm["yarn.nodemanager.resource.cpu-vcores"]) == (memory, vcores)
+
+
+@pytest.mark.parametrize("options", [
+    {"roles": {"resourcemanager": {"count": 2}}},
+    {"roles": {"resourcemanager": {"disks": {"hdd": 1}}}},
+    {"settings": {"container_mb": 128}},
+    {"settings": {"yarn": True}},
+])
+def test_bad_yarn_options_are_refused(manifest, options):
     with pytest.raises(ApiError) as refused:
         validate_options(manifest, options)
     assert (refused.value.status, refused.value.code) == (422, "INVALID_OPTIONS")
