@@ -227,11 +227,12 @@ class WebHdfs:
         _, body = self._call("GET", path, "LISTSTATUS")
         return body["FileStatuses"]["FileStatus"]
 
-    def blocks(self, path, length):
-        """GETFILEBLOCKLOCATIONS: the file's Blocks, each with its replicas' DataNode IPs."""
+    def blocks(self, path, length, offset=0):
+        """GETFILEBLOCKLOCATIONS: the Blocks of the file's bytes [offset, offset+length), each
+        with its replicas' DataNode IPs."""
         if length == 0:
             return []
-        _, body = self._call("GET", path, "GETFILEBLOCKLOCATIONS", offset=0, length=length)
+        _, body = self._call("GET", path, "GETFILEBLOCKLOCATIONS", offset=offset, length=length)
         located = (body.get("BlockLocations") or {}).get("BlockLocation") or []
         return [Block(b["offset"], b["length"],
                       tuple(n.rsplit(":", 1)[0] for n in b.get("names") or b.get("hosts") or ()))
@@ -266,11 +267,13 @@ class WebHdfs:
         finally:
             conn.close()
 
-    def create(self, path, chunks, overwrite=False):
+    def create(self, path, chunks, overwrite=False, create_parent=True):
         """CREATE `path` with the bytes of iterable `chunks`, streamed (chunked encoding) to the
-        DataNode the NameNode redirects to."""
+        DataNode the NameNode redirects to. Without `create_parent` a missing parent directory
+        fails it (a late write cannot bring back a folder already deleted)."""
         location = urlsplit(self._redirect("PUT", path, "CREATE",
-                                           overwrite="true" if overwrite else "false"))
+                                           overwrite="true" if overwrite else "false",
+                                           createparent="true" if create_parent else "false"))
         conn = http.client.HTTPConnection(location.hostname, location.port, timeout=self.timeout)
         try:
             conn.request("PUT", f"{location.path}?{location.query}", body=iter(chunks),
@@ -378,7 +381,7 @@ def open_range(url, offset):
     mine = local_datanodes()
     if mine:
         holders = set()
-        for block in client.blocks(where.path, offset + 1):
+        for block in client.blocks(where.path, 1, offset):
             if block.offset <= offset < block.offset + block.length:
                 holders.update(block.hosts)
         mine = [ip for ip in mine if ip in holders]
@@ -387,6 +390,7 @@ def open_range(url, offset):
 
 def write_file(url, chunks):
     """Create the HDFS file `url` (replaced if it exists: a task attempt's own file) from
-    `chunks` (bytes)."""
+    `chunks` (bytes). Its folder must exist: a task's write that the DataNode handles only
+    after its save failed and removed the folder must not create it again."""
     where = parse(url)
-    WebHdfs(where).create(where.path, chunks, overwrite=True)
+    WebHdfs(where).create(where.path, chunks, overwrite=True, create_parent=False)

@@ -21,6 +21,8 @@ def read_text_split(path, offset, length):
     is a local file or an HDFS file (`webhdfs://`, read from a DataNode, hdfs.py).
 
     Reads blocks cut at newlines, so each block decodes on its own."""
+    if length <= 0:  # an empty split (of an empty input): nothing to open
+        return
     start = max(0, offset - 1)
     if is_hdfs(path):
         f = open_range(path, start)

@@ -23,7 +23,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from spindle_engine import Cluster, Engine, Properties, Worker
+from spindle_engine import Cluster, Engine, EngineError, Properties, Worker
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.integration.platform.test_hadoop_e2e import live_datanodes
 from tests.integration.platform.test_hdfs_bindings import put, read_dir
@@ -143,9 +143,14 @@ def test_host_engine_saves_to_hdfs_with_committer_files(hdfs_cluster, monkeypatc
         counts.map(lambda kv: {"word": kv[0], "n": kv[1]}).saveAsJsonFile("hdfs:///engine/saved-json")
         with pytest.raises(FileExistsError):
             counts.saveAsTextFile(target)
+        with pytest.raises(EngineError, match="ZeroDivisionError"):  # a failed save leaves nothing
+            counts.map(lambda kv: kv[1] // (kv[1] - kv[1])).saveAsTextFile("hdfs:///engine/failed")
         return sorted(worker.textFile(target).collect())
 
     read_by_engine = run_host_engine(monkeypatch, namenode, nodes, here, save)
+    gone = httpx.get(f"http://{namenode['ip']}:9870/webhdfs/v1/engine/failed",
+                     params={"op": "GETFILESTATUS", "user.name": HDFS_USER}, timeout=30)
+    assert gone.status_code == 404, gone.text[:300]
     expected = Counter(text.decode().split())
     names, data = read_dir(namenode, "/engine/saved")
     assert names == ["_SUCCESS", "part-00000", "part-00001", "part-00002"], "no _temporary left"
@@ -182,6 +187,11 @@ def test_engine_cluster_bound_to_hdfs_counts_node_local_and_saves_both_ways(hdfs
         if local == len(blocks):  # every block has a replica on an executor's node
             assert stage["any"] == 0, stage
         assert f"locality: node_local={stage['node_local']} any={stage['any']}" in job["stderr"]
+        # ... and the engine's status member shows what the driver reported
+        backend = next(m for m in engine["members"] if m["role"] == "backend")
+        shown = httpx.get(f"http://{backend['ip']}:8090/", timeout=60).json()["locality"]
+        assert {"stage": stage["stage"], "node_local": stage["node_local"], "any": stage["any"]} in \
+            [{k: s[k] for k in ("stage", "node_local", "any")} for s in shown["stages"]]
 
         names, data = read_dir(namenode, "/engine/job-out")
         assert "_SUCCESS" in names and "_temporary" not in names
