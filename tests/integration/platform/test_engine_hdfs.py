@@ -24,12 +24,11 @@ import httpx
 import pytest
 
 from spindle_engine import Cluster, Engine, EngineError, Properties, Worker
-from tests.integration.platform.cluster_checks import wait_settled
 from tests.integration.platform.test_hadoop_e2e import live_datanodes
 from tests.integration.platform.test_hdfs_bindings import put, read_dir
 from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying
+from tests.support.through_restarts import retrying, settled
 
 # replication 1: each block on one DataNode, so which node holds it decides its locality
 HADOOP = {
@@ -50,14 +49,14 @@ def hdfs_cluster(database_url, platform_env):
     with live_user(database_url, "enghdfs") as user:
         cluster = retrying(lambda: user.launch("hadoop", "3.3", HADOOP))
         try:
-            cluster = wait_settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+            cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
             assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
             namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
             live_datanodes(namenode, expected=2)
             yield user, cluster, namenode
         finally:
             retrying(lambda: user.delete(cluster))
-            final = wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            final = settled(user, cluster, ("DESTROYED",), timeout=300)
             assert final["state"] == "DESTROYED"
 
 
@@ -169,7 +168,7 @@ def test_engine_cluster_bound_to_hdfs_counts_node_local_and_saves_both_ways(hdfs
     engine = None
     try:
         engine = retrying(lambda: user.launch("engine", "1.0", {**ENGINE, "bind": {"hdfs": hadoop["id"]}}))
-        engine = wait_settled(user, engine, ("RUNNING", "FAILED"), timeout=600)
+        engine = settled(user, engine, ("RUNNING", "FAILED"), timeout=600)
         assert engine["state"] == "RUNNING", (engine["reason_code"], engine["reason"])
         job = wait_job(user, engine, user.submit(engine, JOBS / "engine_hdfs_wordcount.py",
                                                   args=["/engine/job-in", "/engine/job-out"]), timeout=600)
@@ -204,4 +203,4 @@ def test_engine_cluster_bound_to_hdfs_counts_node_local_and_saves_both_ways(hdfs
     finally:
         if engine is not None:
             retrying(lambda: user.delete(engine))
-            wait_settled(user, engine, ("DESTROYED",), timeout=300)
+            settled(user, engine, ("DESTROYED",), timeout=300)
