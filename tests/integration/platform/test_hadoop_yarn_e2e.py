@@ -1,0 +1,190 @@
+"""Hadoop with YARN through the public REST API on the real stack: a user launches 1 NameNode + 3
+DataNodes × 2 hdd disks (each also running a NodeManager) + 1 ResourceManager → RUNNING; a job (a
+shell script run by the product's driver with the cluster's configuration) runs TeraGen → TeraSort →
+TeraValidate from Hadoop's examples jar as MapReduce on YARN; TeraValidate's report holds its
+checksum and no error, the job's output tarball carries it, and block files (``blk_*``) lie on every
+disk of every DataNode (listed), next to the NodeManager's local dirs. Then a DataNode's container is
+killed: Spindle replaces it with the same IP on fresh disks, the NameNode re-replicates what it held
+(the fresh disks fill with replicas, under-replicated blocks go back to 0) and ``fsck /`` reports
+HEALTHY with no missing block; DELETE → DESTROYED with nothing left."""
+import io
+import re
+import tarfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.integration.platform.test_hadoop_e2e import HDFS_USER, block_files, container_of, live_datanodes
+from tests.support.jobs import wait_job
+from tests.support.live_users import live_user
+from tests.support.through_restarts import retrying, settled
+
+ROWS = 500_000  # TeraGen rows of 100 bytes: 50 MB
+BLOCK_MB = 8
+# Small members on a 2-core host (0.25 CPU each: 1.5 CPUs with the executors' share); a DataNode
+# member keeps 1024 MB for its two daemons and gives the rest (1024 MB: two 512 MB containers) to its
+# NodeManager.
+LAUNCH = {
+    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}},
+              "datanode": {"count": 3, "cpus": 0.25, "mem_mb": 2048, "disks": {"hdd": 2}},
+              "resourcemanager": {"count": 1, "cpus": 0.25, "mem_mb": 1024}},
+    "settings": {"replication": 2, "block_size_mb": BLOCK_MB, "container_mb": 512},
+    "wait_for_resources": True,
+}
+TERASORT = """\
+set -euo pipefail
+rows="$1"
+examples=/opt/hadoop/lib/hadoop-mapreduce-examples-3.3.6.jar
+hadoop jar "$examples" teragen -Dmapreduce.job.maps=3 "$rows" /tera/in
+hadoop jar "$examples" terasort -Dmapreduce.job.reduces=3 -Dmapreduce.terasort.output.replication=2 /tera/in /tera/out
+hadoop jar "$examples" teravalidate /tera/out /tera/report
+hdfs dfs -cat '/tera/report/part-r-*' > /job/output/teravalidate.txt
+hdfs dfs -ls -R /tera > /job/output/listing.txt
+echo "TERAVALIDATE $(tr '\\t\\n' ' ;' < /job/output/teravalidate.txt)"
+"""
+
+
+@pytest.fixture
+def user(database_url):
+    with live_user(database_url, "yarn") as client:
+        yield client
+
+
+def namenode_bean(namenode: dict, name: str) -> dict:
+    response = httpx.get(f"http://{namenode['ip']}:9870/jmx", params={"qry": f"Hadoop:service=NameNode,name={name}"},
+                         timeout=10)
+    response.raise_for_status()
+    return response.json()["beans"][0]
+
+
+def fsck(namenode: dict) -> str:
+    """``hdfs fsck /``'s report, from the NameNode's own fsck servlet (what the fsck tool reads)."""
+    response = httpx.get(f"http://{namenode['ip']}:9870/fsck", params={"ugi": HDFS_USER, "path": "/"}, timeout=120)
+    assert response.status_code == 200, response.text[:500]
+    return response.text
+
+
+def fsck_count(report: str, label: str) -> int:
+    found = re.search(rf"^\s*{re.escape(label)}:\s+(\d+)", report, re.MULTILINE)
+    assert found, (label, report[-2000:])
+    return int(found.group(1))
+
+
+def blocks_by_disk(datanodes: list[dict]) -> dict[str, dict[int, list[str]]]:
+    """Each DataNode's block files (by its IP) on each of its two disks."""
+    return {d["ip"]: {disk: block_files(container_of(d), disk) for disk in (1, 2)} for d in datanodes}
+
+
+def replicas(by_disk: dict[str, dict[int, list[str]]]) -> int:
+    return sum(len(files) for disks in by_disk.values() for files in disks.values())
+
+
+def settled_replicas(namenode: dict, datanodes: list[dict], timeout: float = 600) -> tuple[dict, dict, int]:
+    """Once every block has its 2 replicas and no more (the NameNode's counts, and the block files on
+    the disks: deleted files' replicas go on heartbeats): the NameNode's FSNamesystem bean, the block
+    files by disk, and the most under-replicated blocks seen meanwhile."""
+    most_under, deadline = 0, time.monotonic() + timeout
+    while True:
+        state = namenode_bean(namenode, "FSNamesystem")
+        most_under = max(most_under, state["UnderReplicatedBlocks"])
+        by_disk = blocks_by_disk(datanodes)
+        if (state["UnderReplicatedBlocks"], state["MissingBlocks"], state["PendingDeletionBlocks"]) == (0, 0, 0) \
+                and replicas(by_disk) == 2 * state["BlocksTotal"]:
+            return state, by_disk, most_under
+        assert time.monotonic() < deadline, (state["UnderReplicatedBlocks"], state["MissingBlocks"],
+                                             state["PendingDeletionBlocks"], state["BlocksTotal"], replicas(by_disk))
+        time.sleep(2)
+
+
+def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, tmp_path: Path):
+    cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
+    try:
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+        assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+        namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
+        datanodes = sorted((m for m in cluster["members"] if m["role"] == "datanode"), key=lambda m: m["index"])
+        [resourcemanager] = [m for m in cluster["members"] if m["role"] == "resourcemanager"]
+        assert len(datanodes) == 3 and all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
+        live_datanodes(namenode, expected=3)
+        # Every DataNode member runs a NodeManager too; all three registered with the ResourceManager.
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                nodes = httpx.get(f"http://{resourcemanager['ip']}:8088/ws/v1/cluster/nodes", timeout=10).json()
+                running = {n["nodeHostName"] for n in (nodes["nodes"] or {}).get("node", []) if n["state"] == "RUNNING"}
+            except (httpx.HTTPError, KeyError, ValueError) as exc:
+                running = {f"error: {exc}"}
+            if running == {d["ip"] for d in datanodes}:
+                break
+            assert time.monotonic() < deadline, f"NodeManagers registered: {running}"
+            time.sleep(2)
+        for datanode in datanodes:
+            container = container_of(datanode)
+            assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"
+            assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+
+        main = tmp_path / "terasort.sh"
+        main.write_text(TERASORT)
+        job = retrying(lambda: user.submit(cluster, main, args=[str(ROWS)]))
+        job = wait_job(user, cluster, job, timeout=2400, every=2)
+        with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
+            report = next(tar.extractfile(m).read().decode() for m in tar.getmembers()  # type: ignore[union-attr]
+                          if m.name.endswith("teravalidate.txt"))
+        print("TeraValidate:", report.strip())
+        # TeraValidate writes only its checksum when the output is sorted; errors ("misorder", …) else.
+        assert re.fullmatch(r"checksum\t[0-9a-f]+\n", report), report
+        assert "TERAVALIDATE checksum" in job["stdout"], job["stdout"][-2000:]
+
+        # The blocks (TeraGen's input, TeraSort's output, all with 2 replicas) lie on every disk of every
+        # DataNode, and the NodeManagers used their local dirs on the disks.
+        state, before, _ = settled_replicas(namenode, datanodes)
+        blocks = state["BlocksTotal"]
+        for ip, disks in before.items():
+            print(f"DataNode {ip}:", {f"/data/{disk}": len(files) for disk, files in disks.items()}, "block files")
+            for disk, files in disks.items():
+                print(f"  /data/{disk}:", " ".join(sorted(f.rsplit("/", 1)[-1] for f in files)))
+            assert all(disks.values()), (ip, disks)
+        for datanode in datanodes:
+            listing = container_of(datanode).exec_run(["ls", "/data/1/yarn", "/data/2/yarn"]).output.decode()
+            assert listing.count("local") == 2 and listing.count("logs") == 2, listing
+        report = fsck(namenode)
+        assert "is HEALTHY" in report and fsck_count(report, "Total blocks (validated)") == blocks, report[-2000:]
+        print(f"fsck before: {blocks} blocks, {replicas(before)} replicas, under-replicated "
+              f"{fsck_count(report, 'Under-replicated blocks')}, missing {fsck_count(report, 'Missing blocks')}")
+
+        # A DataNode member dies: Spindle replaces it (same IP, fresh disks); the NameNode copies the
+        # replicas it held again, onto the others and the fresh disks.
+        victim = datanodes[0]
+        lost = sum(len(files) for files in before[victim["ip"]].values())
+        old = container_of(victim)
+        old.kill()
+        deadline = time.monotonic() + 600
+        while True:
+            cluster = retrying(lambda c=cluster: user.cluster(c))
+            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
+            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
+                break
+            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
+            assert time.monotonic() < deadline, member
+            time.sleep(1)
+        assert member["ip"] == victim["ip"] and container_of(member).id != old.id
+        live_datanodes(namenode, expected=3, fresh=victim["ip"])
+        state, after, most_under = settled_replicas(namenode, [member, *datanodes[1:]])
+        report = fsck(namenode)
+        fresh = sum(len(files) for files in after[victim["ip"]].values())
+        print(f"lost with {victim['ip']}: {lost} replicas; under-replicated blocks seen at most {most_under}, now "
+              f"{fsck_count(report, 'Under-replicated blocks')}; {replicas(after)} replicas of {blocks} blocks, "
+              f"{fresh} on the fresh DataNode")
+        assert "The filesystem under path '/' is HEALTHY" in report, report[-2000:]
+        assert fsck_count(report, "Missing blocks") == 0
+        assert fsck_count(report, "Under-replicated blocks") == 0
+        assert fsck_count(report, "Total blocks (validated)") == state["BlocksTotal"] == blocks
+        assert fresh > 0, "the fresh DataNode holds re-replicated blocks"
+    finally:
+        retrying(lambda: user.delete(cluster))
+        final = settled(user, cluster, ("DESTROYED",), timeout=300)
+    assert final["state"] == "DESTROYED"
+    assert_nothing_left(platform_env, final)
