@@ -1,0 +1,185 @@
+"""Kafka (KRaft, no ZooKeeper) through the public REST API on the real stack: a user launches 3
+brokers (each also a controller) → RUNNING; from the host a topic with replication 3,
+min.insync.replicas 2 and more partitions than disks gets N records with acks=all; every dedicated
+disk of every broker holds partition folders of it; one broker's container is killed and a new
+consumer group reads all N back exactly while Spindle replaces it; the replacement (same IP and
+node.id, fresh disk) catches up until every partition is fully in sync again, with the topic's
+folders on its new disk; a consumer script run as a Spindle job reads all N too (its log and its
+output say so); DELETE → DESTROYED with nothing left."""
+import io
+import json
+import tarfile
+import time
+import uuid
+
+import docker
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
+
+from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.jobs import JOBS, result_of, wait_job
+from tests.support.live_users import live_user
+from tests.support.through_restarts import retrying, settled
+
+RECORDS = 2000
+PARTITIONS = 6
+# Small brokers: the host has 2 cores and a few loop disks shared with other tests (3 brokers × 2
+# disks would take 6 hdd). The unit test renders log.dirs over several disks of several classes.
+DISKS = {"hdd": 1}
+LAUNCH = {
+    "roles": {"broker": {"count": 3, "cpus": 0.5, "mem_mb": 768, "disks": DISKS}},
+    "settings": {"default_replication_factor": 3, "min_insync_replicas": 2, "num_partitions": PARTITIONS},
+    "wait_for_resources": True,
+}
+
+
+@pytest.fixture
+def user(database_url):
+    with live_user(database_url, "kafka") as client:
+        yield client
+
+
+def container_of(member: dict):
+    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
+    return container
+
+
+def expected() -> dict[str, str]:
+    return {str(i): f"record-{i}" for i in range(RECORDS)}
+
+
+def partition_folders(container, topic: str) -> dict[int, set[int]]:
+    """The topic's partition folders (``<topic>-<n>``) in each log dir of the broker, by disk."""
+    disks = sum(DISKS.values())
+    found = {}
+    for disk in range(1, disks + 1):
+        out = container.exec_run(["ls", f"/data/{disk}/kafka"])
+        assert out.exit_code == 0, out.output
+        found[disk] = {int(name.rsplit("-", 1)[1]) for name in out.output.decode().split()
+                       if name.rsplit("-", 1)[0] == topic}
+    return found
+
+
+def in_sync(admin: KafkaAdminClient, topic: str, timeout: float = 300) -> list[dict]:
+    """The topic's partitions once each has all 3 replicas in sync."""
+    deadline = time.monotonic() + timeout
+    while True:
+        partitions = admin.describe_topics([topic])[0]["partitions"]
+        if len(partitions) == PARTITIONS and all(len(p["isr_nodes"]) == 3 for p in partitions):
+            return partitions
+        assert time.monotonic() < deadline, partitions
+        time.sleep(2)
+
+
+def commit_first_record(bootstrap: list[str], topic: str, group: str, timeout: float = 180) -> bool:
+    """A consumer group reads one record and commits it (creating the consumer-offsets topic)."""
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False, max_poll_records=1)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if consumer.poll(timeout_ms=1000):
+                consumer.commit()
+                return True
+        return False
+    finally:
+        consumer.close()
+
+
+def consume_all(bootstrap: list[str], topic: str, group: str, timeout: float = 240) -> tuple[int, dict[str, str]]:
+    """Every record of the topic, read from the start by a new consumer group: (read, key → value)."""
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=1000, bootstrap_timeout_ms=120_000)
+    records: dict[str, str] = {}
+    read = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while len(records) < RECORDS and time.monotonic() < deadline:
+            for message in consumer:  # ends after a second without a record
+                read += 1
+                records[message.key.decode()] = message.value.decode()
+    finally:
+        consumer.close()
+    return read, records
+
+
+@pytest.mark.timeout(2700)  # may queue for disks behind other tests (wait_for_resources)
+def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, platform_env):
+    cluster = retrying(lambda: user.launch("kafka", "4.0", LAUNCH))
+    try:
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1500)
+        assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+        brokers = sorted((m for m in cluster["members"] if m["role"] == "broker"),
+                         key=lambda m: int(m["member_id"].rsplit("-", 1)[1]))
+        assert len(brokers) == 3 and all([d["disk_class"] for d in m["disks"]] == ["hdd"] for m in brokers)
+        bootstrap = [f"{m['ip']}:9092" for m in brokers]
+
+        # Each broker runs as nobody on a read-only root, node.id its index, log.dirs on its disk.
+        for index, broker in enumerate(brokers, start=1):
+            container = container_of(broker)
+            assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"
+            assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+            config = container.exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
+            assert f"node.id={index}" in config and "log.dirs=/data/1/kafka" in config, config
+            assert container.exec_run(["ls", "/data/1/metadata/meta.properties"]).exit_code == 0
+
+        topic = f"spindle-e2e-{uuid.uuid4().hex[:6]}"
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+        try:
+            admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
+                                          topic_configs={"min.insync.replicas": "2"})])
+            in_sync(admin, topic, timeout=120)
+            producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+            sent = [producer.send(topic, key=key.encode(), value=value.encode()) for key, value in expected().items()]
+            producer.flush(timeout=120)
+            assert all(future.get(timeout=60).offset >= 0 for future in sent)
+            producer.close()
+
+            # Replication 3 on 3 brokers: each holds every partition, spread over all its disks.
+            for broker in brokers:
+                folders = partition_folders(container_of(broker), topic)
+                assert all(folders.values()), (broker["member_id"], folders)
+                assert set().union(*folders.values()) == set(range(PARTITIONS)), folders
+            # A first group makes the consumer-offsets topic (replication 3) before a broker is lost.
+            assert commit_first_record(bootstrap, topic, f"{topic}-first")
+
+            # A broker dies; a new consumer group reads every record from the two left.
+            victim = brokers[1]
+            old = container_of(victim)
+            old.kill()
+            read, records = consume_all([*bootstrap[:1], *bootstrap[2:], bootstrap[1]], topic, f"{topic}-after")
+            assert (read, records) == (RECORDS, expected())
+
+            # Spindle replaces it (same IP, fresh disk); it catches up on every partition.
+            deadline = time.monotonic() + 600
+            while True:
+                cluster = retrying(lambda c=cluster: user.cluster(c))
+                member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
+                if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
+                    break
+                assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
+                assert time.monotonic() < deadline, member
+                time.sleep(1)
+            assert member["ip"] == victim["ip"]
+            replacement = container_of(member)
+            assert replacement.id != old.id
+            partitions = in_sync(admin, topic)
+            assert all(sorted(p["replica_nodes"]) == [1, 2, 3] for p in partitions), partitions
+            folders = partition_folders(replacement, topic)
+            assert set().union(*folders.values()) == set(range(PARTITIONS)), folders
+        finally:
+            admin.close()
+
+        # A consumer script as a Spindle job (KAFKA_BOOTSTRAP_SERVERS from the product) reads all N.
+        job = retrying(lambda: user.submit(cluster, JOBS / "kafka_consume.py", args=[topic, str(RECORDS)]))
+        job = wait_job(user, cluster, job, timeout=600)
+        result = {"topic": topic, "read": RECORDS, "distinct": RECORDS, "exact": True}
+        assert result_of(job) == result
+        with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
+            assert json.load(tar.extractfile("output/count.json")) == result
+    finally:
+        retrying(lambda: user.delete(cluster))
+        final = settled(user, cluster, ("DESTROYED",), timeout=300)
+    assert final["state"] == "DESTROYED"
+    assert_nothing_left(platform_env, final)
