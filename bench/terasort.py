@@ -2,11 +2,12 @@
 """TeraSort of 1 GB (Hadoop 3.3.6's examples jar) on a Spindle hadoop cluster with YARN vs the same
 jars on one host's disk with the same cores, median of runs, and the ratio.
 
-- **Spindle**: a hadoop 3.3 cluster launched through the REST API — NameNode 0.25 CPU, 3 DataNodes ×
-  0.4 CPU × 2 GiB × 2 hdd (each running a NodeManager), a ResourceManager 0.25 CPU, replication 1
+- **Spindle**: a hadoop 3.3 cluster launched through the REST API — NameNode 0.25 CPU (its disk an
+  ssd), 2 DataNodes × 0.5 CPU × 2 GiB × 2 hdd (each running a NodeManager; the development host has
+  6 dedicated disks), a ResourceManager 0.25 CPU, replication 1
   (TeraSort writes its output with 1 replica anyway) — and one Spindle job that runs TeraGen once,
   then TeraSort ``--runs`` times (MapReduce on YARN, 512 MB containers), then TeraValidate.
-- **One host**: the same image in one ``docker run`` with the DataNodes' CPUs (``--cpus 1.2``) and
+- **One host**: the same image in one ``docker run`` with the DataNodes' CPUs (``--cpus 1``) and
   memory, MapReduce's LocalJobRunner (as many maps and reduces at once as YARN could run) on
   ``file://`` paths in a folder of the host's disk, the same input size, splits (128 MB) and
   reduces.
@@ -36,12 +37,12 @@ from tests.conftest import read_env_file  # noqa: E402
 from tests.support.live_users import live_user  # noqa: E402
 
 IMAGE = "spindle/hadoop:3.3"
-DATANODES, DN_CPUS, DN_MEM_MB = 3, 0.4, 2048
+DATANODES, DN_CPUS, DN_MEM_MB = 2, 0.5, 2048
 CONTAINER_MB = 512
 REDUCES = 3
 SPLIT = 128 << 20
 LAUNCH = {
-    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 1024, "disks": {"hdd": 1}},
+    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 1024, "disks": {"hdd": 0, "ssd": 1}},
               "datanode": {"count": DATANODES, "cpus": DN_CPUS, "mem_mb": DN_MEM_MB, "disks": {"hdd": 2}},
               "resourcemanager": {"count": 1, "cpus": 0.25, "mem_mb": 1024}},
     "settings": {"replication": 1, "container_mb": CONTAINER_MB},
