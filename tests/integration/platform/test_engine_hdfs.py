@@ -37,7 +37,9 @@ HADOOP = {
     "settings": {"replication": 1, "block_size_mb": 1},
     "wait_for_resources": True,
 }
-ENGINE = {"roles": {"executor": {"count": 2, "cpus": 0.5, "mem_mb": 1024, "disks": {"hdd": 1}}},
+# small members: the host has 2 cores shared with other tests
+ENGINE = {"roles": {"backend": {"cpus": 0.1, "mem_mb": 128},
+                    "executor": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}}},
           "wait_for_resources": True}
 WORDS = [f"w{i:03d}" for i in range(400)] + ["élan", "naïve", "漢字"]
 HDFS_USER = "hdfs"
@@ -88,6 +90,7 @@ def run_host_engine(monkeypatch, namenode, datanode_nodes, node, work):
         return work(worker)
 
 
+@pytest.mark.timeout(2700)  # the module's HDFS cluster may queue behind other tests
 def test_host_engine_word_count_from_hdfs_is_exact_and_node_local(hdfs_cluster, monkeypatch, capfd):
     user, cluster, namenode = hdfs_cluster
     datanodes = [m for m in cluster["members"] if m["role"] == "datanode"]
@@ -160,6 +163,7 @@ def test_host_engine_saves_to_hdfs_with_committer_files(hdfs_cluster, monkeypatc
     assert {r["word"]: r["n"] for r in map(json.loads, data.decode().splitlines())} == expected
 
 
+@pytest.mark.timeout(2700)  # may queue for cpus and disks behind other tests (wait_for_resources)
 def test_engine_cluster_bound_to_hdfs_counts_node_local_and_saves_both_ways(hdfs_cluster):
     user, hadoop, namenode = hdfs_cluster
     text = text_of(18, 40_000)
