@@ -1,0 +1,187 @@
+"""Cassandra through the public REST API on the real stack: a user launches 3 nodes → RUNNING, every
+node UN in the others' view; from the host (Python cassandra-driver) a keyspace with replication
+factor 3 takes N rows written at QUORUM; after `nodetool flush` each node's SSTables lie on every one
+of its hdd disks (and its commit log on its ssd, when the host has ssd disks for 3 nodes); one node's
+container is killed and all N rows are read at QUORUM, each value checked; Spindle replaces the node
+(same IP, fresh disks), it rejoins in its predecessor's place and streams its replicas back, so all N
+rows read at consistency ALL; DELETE → DESTROYED with nothing left."""
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import docker
+import pytest
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
+from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.policies import RoundRobinPolicy
+
+from spindle_common.clients import DiskClient
+from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.support.live_users import live_user
+from tests.support.through_restarts import retrying, settled
+
+ROWS = 1000
+NODES = 3
+KEYSPACE = "spindle_e2e"
+
+
+@pytest.fixture
+def user(database_url):
+    with live_user(database_url, "cass") as client:
+        yield client
+
+
+def disks_per_node(platform_env: dict) -> tuple[int, int]:
+    """(hdd, ssd) disks each of 3 nodes can have on this platform's disks (every disk not failed or
+    retired counts: the launch waits for busy ones): 2 hdd when the nodes' disks allow it, else 1; an
+    ssd for the commit log only if 3 nodes can each have one besides their hdd disks."""
+    with DiskClient("http://127.0.0.1:8083", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="test",
+                    role="admin") as client:
+        disks = [d for d in client.disks() if d["state"] not in ("failed", "retired")]
+    hosts: dict[str, dict[str, int]] = {}
+    for disk in disks:
+        counts = hosts.setdefault(disk["node"], {"hdd": 0, "ssd": 0})
+        counts[disk["disk_class"]] = counts.get(disk["disk_class"], 0) + 1
+
+    def members_fit(hdd: int, ssd: int) -> int:
+        return sum(min(c["hdd"] // hdd, c["ssd"] // ssd if ssd else NODES) for c in hosts.values())
+
+    for hdd, ssd in ((2, 1), (2, 0), (1, 1), (1, 0)):
+        if members_fit(hdd, ssd) >= NODES:
+            return hdd, ssd
+    pytest.fail(f"this platform's disks cannot hold {NODES} Cassandra nodes: {hosts}")
+
+
+def container_of(member: dict):
+    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
+    return container
+
+
+def run(container, *command: str) -> str:
+    out = container.exec_run(list(command))
+    assert out.exit_code == 0, (command, out.output.decode(errors="replace")[-2000:])
+    return out.output.decode()
+
+
+def up_normal(member: dict) -> set[str]:
+    """The nodes ``member`` sees Up and Normal (`nodetool status`)."""
+    out = container_of(member).exec_run(["nodetool", "status"])
+    if out.exit_code != 0:
+        return set()
+    return {line.split()[1] for line in out.output.decode().splitlines() if line.startswith("UN ")}
+
+
+def wait_up_normal(members: list[dict], timeout: float = 300) -> None:
+    ips = {m["ip"] for m in members}
+    deadline = time.monotonic() + timeout
+    while not all(up_normal(m) == ips for m in members):
+        assert time.monotonic() < deadline, {m["name"]: up_normal(m) for m in members}
+        time.sleep(2)
+
+
+def data_files(container, directory: str) -> list[str]:
+    """The SSTable data files of the test's table under ``directory``."""
+    return run(container, "find", directory, "-path", f"*/{KEYSPACE}/kv-*", "-name", "*-Data.db").split()
+
+
+@contextmanager
+def connected(members: list[dict]) -> Iterator[Session]:
+    """A driver session over ``members`` (QUORUM unless a statement says otherwise)."""
+    profile = ExecutionProfile(consistency_level=ConsistencyLevel.QUORUM, load_balancing_policy=RoundRobinPolicy(),
+                               request_timeout=30)
+    cluster = Cluster([m["ip"] for m in members], protocol_version=5, connect_timeout=10,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    try:
+        yield cluster.connect()
+    finally:
+        cluster.shutdown()
+
+
+def read_all(session: Session, consistency: int) -> dict[int, str]:
+    select = session.prepare(f"SELECT v FROM {KEYSPACE}.kv WHERE k = ?")
+    select.consistency_level, select.is_idempotent = consistency, True
+    results = execute_concurrent_with_args(session, select, [(k,) for k in range(ROWS)], concurrency=16,
+                                           raise_on_first_error=False)
+    values = {}
+    for k, (ok, rows) in enumerate(results):
+        assert ok, (k, rows)
+        [row] = list(rows)
+        values[k] = row.v
+    return values
+
+
+def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user, platform_env):
+    hdd, ssd = disks_per_node(platform_env)
+    launch = {"roles": {"node": {"count": NODES, "cpus": 0.25, "mem_mb": 1024, "disks": {"hdd": hdd, "ssd": ssd}}},
+              "wait_for_resources": True}
+    cluster = retrying(lambda: user.launch("cassandra", "5.0", launch))
+    try:
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1200)
+        assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+        nodes = sorted(cluster["members"], key=lambda m: m["name"])
+        assert [m["name"] for m in nodes] == [f"node-{i}" for i in range(1, NODES + 1)]
+        hdd_dirs = [f"/data/{i}" for i in range(1, hdd + 1)]
+        commitlog = f"/data/{hdd + 1}/commitlog" if ssd else "/data/1/commitlog"
+        for member in nodes:
+            assert [d["disk_class"] for d in member["disks"]] == ["hdd"] * hdd + ["ssd"] * ssd
+            container = container_of(member)
+            assert run(container, "id", "-u").strip() == "65534"
+            assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+            yaml = run(container, "cat", "/etc/cassandra/cassandra.yaml")
+            assert "data_file_directories:\n" + "".join(f"  - {d}/data\n" for d in hdd_dirs) in yaml
+            assert f"commitlog_directory: {commitlog}\n" in yaml
+            assert f'- seeds: "{",".join(n["ip"] + ":7000" for n in nodes)}"' in yaml
+        wait_up_normal(nodes)
+
+        with connected(nodes) as session:
+            session.execute(f"CREATE KEYSPACE {KEYSPACE} WITH replication = "
+                            "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+            session.execute(f"CREATE TABLE {KEYSPACE}.kv (k int PRIMARY KEY, v text)")
+            insert = session.prepare(f"INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")
+            results = execute_concurrent_with_args(session, insert, [(k, f"value-{k}") for k in range(ROWS)],
+                                                   concurrency=16, raise_on_first_error=False)
+            assert all(ok for ok, _ in results), [r for ok, r in results if not ok][:3]
+
+        # RF 3 on 3 nodes: every node holds every row; flushed, its SSTables are on each of its hdd disks.
+        for member in nodes:
+            container = container_of(member)
+            run(container, "nodetool", "flush", KEYSPACE)
+            per_disk = {d: data_files(container, d) for d in hdd_dirs}
+            assert all(per_disk.values()), (member["name"], per_disk)
+            if ssd:  # the ssd holds the commit log and no table data
+                assert run(container, "ls", commitlog).split(), (member["name"], "no commit log segment")
+                assert data_files(container, f"/data/{hdd + 1}") == []
+
+        # A node dies: the two left are a quorum of every row's replicas.
+        victim = nodes[-1]
+        old = container_of(victim)
+        old.kill()
+        with connected(nodes[:-1]) as session:
+            assert read_all(session, ConsistencyLevel.QUORUM) == {k: f"value-{k}" for k in range(ROWS)}
+
+        # Spindle replaces it (same IP, fresh disks); it replaces its predecessor in the ring and
+        # streams the replicas back: every row reads at ALL, and its disks hold SSTables again.
+        deadline = time.monotonic() + 900
+        while True:
+            cluster = retrying(lambda c=cluster: user.cluster(c))
+            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
+            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
+                break
+            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
+            assert time.monotonic() < deadline, member
+            time.sleep(2)
+        assert member["ip"] == victim["ip"]
+        replacement = container_of(member)
+        assert replacement.id != old.id
+        wait_up_normal(nodes)
+        with connected(nodes) as session:
+            assert read_all(session, ConsistencyLevel.ALL) == {k: f"value-{k}" for k in range(ROWS)}
+        assert "replace_address_first_boot" in replacement.logs().decode(errors="replace")
+        run(replacement, "nodetool", "flush", KEYSPACE)
+        assert any(data_files(replacement, d) for d in hdd_dirs)
+    finally:
+        retrying(lambda: user.delete(cluster))
+        final = settled(user, cluster, ("DESTROYED",), timeout=300)
+    assert final["state"] == "DESTROYED"
+    assert_nothing_left(platform_env, final)
