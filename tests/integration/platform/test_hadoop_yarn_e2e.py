@@ -103,6 +103,7 @@ def settled_replicas(namenode: dict, datanodes: list[dict], timeout: float = 600
         time.sleep(2)
 
 
+@pytest.mark.timeout(3600)  # may queue for cpus and every hdd behind other tests; MapReduce on 0.25-CPU members
 def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, tmp_path: Path):
     cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
     try:
