@@ -15,7 +15,7 @@ type Cluster = {
 };
 
 const SPARK = {
-  roles: { master: { cpus: 0.25 }, worker: { count: 1, cpus: 0.5, mem_mb: 1536, disks: { hdd: 1 } } },
+  roles: { master: { cpus: 0.25 }, worker: { count: 1, cpus: 0.25, mem_mb: 1536, disks: { hdd: 0 } } },
   wait_for_resources: true,
 };
 // Typed into the notebook's first cell as one paste: the kernel's SparkSession runs on the bound
@@ -61,7 +61,7 @@ test('a user opens JupyterLab from the cluster page, logs in with the token and 
   const jupyter = await running(
     user.token,
     await api<Cluster>(user.token, 'POST', '/products/jupyterlab/4', {
-      roles: { server: { cpus: 0.25, mem_mb: 1536 } },
+      roles: { server: { cpus: 0.25, mem_mb: 1536, disks: { hdd: 0, ssd: 1 } } },
       settings: { token },
       bind: { spark: spark.id },
       wait_for_resources: true,

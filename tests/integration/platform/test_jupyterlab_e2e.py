@@ -19,9 +19,10 @@ from spindle_client.client import SpindleError
 from tests.support.live_users import live_user
 from tests.support.through_restarts import retrying, settled
 
-SPARK = {"roles": {"master": {"cpus": 0.25}, "worker": {"count": 1, "cpus": 0.5, "mem_mb": 1536, "disks": {"hdd": 1}}},
+SPARK = {"roles": {"master": {"cpus": 0.25}, "worker": {"count": 1, "cpus": 0.25, "mem_mb": 1536, "disks": {"hdd": 0}}},
          "wait_for_resources": True}
-JUPYTER = {"roles": {"server": {"cpus": 0.25, "mem_mb": 1536}}, "wait_for_resources": True}
+JUPYTER = {"roles": {"server": {"cpus": 0.25, "mem_mb": 1536, "disks": {"hdd": 0, "ssd": 1}}},
+           "wait_for_resources": True}
 SPARK_CELL = ("from pyspark.sql import SparkSession\n"
               "spark = SparkSession.builder.appName('{app}').getOrCreate()\n"
               "print('master', spark.sparkContext.master)\n"
