@@ -51,9 +51,11 @@ export function MemberTable({ members }: { members: Member[] }) {
                 ? m.ports
                     .filter((p) => p.ui)
                     .map((p) => (
-                      <a key={p.name} href={`http://${m.ip}:${p.port}/`} target="_blank" rel="noreferrer">
-                        {p.name}
-                      </a>
+                      <div key={p.name}>
+                        <a href={`http://${m.ip}:${p.port}/`} target="_blank" rel="noreferrer">
+                          {p.name}
+                        </a>
+                      </div>
                     ))
                 : null}
             </td>
