@@ -76,7 +76,7 @@ def wait_up_normal(members: list[dict], timeout: float = 300) -> None:
     ips = {m["ip"] for m in members}
     deadline = time.monotonic() + timeout
     while not all(up_normal(m) == ips for m in members):
-        assert time.monotonic() < deadline, {m["name"]: up_normal(m) for m in members}
+        assert time.monotonic() < deadline, {m["member_id"]: up_normal(m) for m in members}
         time.sleep(2)
 
 
@@ -119,8 +119,8 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
     try:
         cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1200)
         assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
-        nodes = sorted(cluster["members"], key=lambda m: m["name"])
-        assert [m["name"] for m in nodes] == [f"node-{i}" for i in range(1, NODES + 1)]
+        nodes = sorted(cluster["members"], key=lambda m: m["member_id"])
+        assert [m["member_id"] for m in nodes] == [f"{cluster['id']}-node-{i}" for i in range(1, NODES + 1)]
         hdd_dirs = [f"/data/{i}" for i in range(1, hdd + 1)]
         commitlog = f"/data/{hdd + 1}/commitlog" if ssd else "/data/1/commitlog"
         for member in nodes:
@@ -148,9 +148,9 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
             container = container_of(member)
             run(container, "nodetool", "flush", KEYSPACE)
             per_disk = {d: data_files(container, d) for d in hdd_dirs}
-            assert all(per_disk.values()), (member["name"], per_disk)
+            assert all(per_disk.values()), (member["member_id"], per_disk)
             if ssd:  # the ssd holds the commit log and no table data
-                assert run(container, "ls", commitlog).split(), (member["name"], "no commit log segment")
+                assert run(container, "ls", commitlog).split(), (member["member_id"], "no commit log segment")
                 assert data_files(container, f"/data/{hdd + 1}") == []
 
         # A node dies: the two left are a quorum of every row's replicas.
