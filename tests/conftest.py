@@ -25,8 +25,20 @@ STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
 use_platform_identity_key(STATE_DIR / "spindle.env")
 
 
+# The storage products' end-to-end tests (issue #16): several minutes each on 2 cores, so CI's
+# `make test` (60 minutes) leaves them to `make test-products` (pytest -m products); their unit
+# tests of rendering run in both.
+PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_yarn_e2e.py", "test_jupyterlab_e2e.py",
+               "test_engine_hdfs.py", "test_hdfs_bindings.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Tests marked `disruptive` (they stop and restart the platform) run last."""
+    """Tests marked `disruptive` (they stop and restart the platform) run last; product e2e tests
+    are marked `products`."""
+    for item in items:
+        if item.path.name in PRODUCT_E2E:
+            item.add_marker(pytest.mark.products)
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
