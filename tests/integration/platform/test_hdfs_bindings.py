@@ -11,11 +11,10 @@ import httpx
 import pytest
 
 from spindle_client.client import SpindleError
-from tests.integration.platform.cluster_checks import wait_settled
 from tests.integration.platform.test_hadoop_e2e import HDFS_USER, container_of, live_datanodes, webhdfs
 from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying
+from tests.support.through_restarts import retrying, settled
 
 HADOOP = {
     "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}},
@@ -67,7 +66,7 @@ def test_spark_bound_to_hdfs_counts_words_from_and_to_hdfs(user, stranger, platf
     hadoop = retrying(lambda: user.launch("hadoop", "3.3", HADOOP))
     spark = None
     try:
-        hadoop = wait_settled(user, hadoop, ("RUNNING", "FAILED"), timeout=900)
+        hadoop = settled(user, hadoop, ("RUNNING", "FAILED"), timeout=900)
         assert hadoop["state"] == "RUNNING", (hadoop["reason_code"], hadoop["reason"])
         namenode = next(m for m in hadoop["members"] if m["role"] == "namenode")
         live_datanodes(namenode, expected=2)
@@ -84,7 +83,7 @@ def test_spark_bound_to_hdfs_counts_words_from_and_to_hdfs(user, stranger, platf
         put(namenode, "/spindle/input/words.txt", text)
 
         spark = retrying(lambda: user.launch("spark", "3.5", {**SPARK, "bind": {"hdfs": hadoop["id"]}}))
-        spark = wait_settled(user, spark, ("RUNNING", "FAILED"), timeout=600)
+        spark = settled(user, spark, ("RUNNING", "FAILED"), timeout=600)
         assert spark["state"] == "RUNNING", (spark["reason_code"], spark["reason"])
         worker = next(m for m in spark["members"] if m["role"] == "worker")
         assert f"SPINDLE_NODE={worker['node']}" in container_of(worker).attrs["Config"]["Env"]
