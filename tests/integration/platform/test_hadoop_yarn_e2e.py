@@ -107,7 +107,7 @@ def settled_replicas(namenode: dict, datanodes: list[dict], timeout: float = 600
 def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, tmp_path: Path):
     cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
     try:
-        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1800)  # it may queue behind other tests
         assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
         namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
         datanodes = sorted((m for m in cluster["members"] if m["role"] == "datanode"), key=lambda m: m["index"])
@@ -135,7 +135,7 @@ def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, 
         main = tmp_path / "terasort.sh"
         main.write_text(TERASORT)
         job = retrying(lambda: user.submit(cluster, main, args=[str(ROWS)]))
-        job = wait_job(user, cluster, job, timeout=2400, every=2)
+        job = wait_job(user, cluster, job, timeout=1200, every=2)
         with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
             report = next(tar.extractfile(m).read().decode() for m in tar.getmembers()  # type: ignore[union-attr]
                           if m.name.endswith("teravalidate.txt"))
