@@ -20,7 +20,8 @@ build_context_hash() {
 }
 
 build_product_images() {
-  local dockerfile dir context image hash current
+  local dockerfile dir context image hash current name
+  local -a pids=() names=()
   for dockerfile in "$SPINDLE_ROOT"/catalog/*/*/Dockerfile; do
     [[ -e "$dockerfile" ]] || continue
     dir="$(dirname "$dockerfile")"
@@ -31,11 +32,19 @@ build_product_images() {
     [[ "$context" == "$dir" ]] || hash="$(echo "$hash $(build_context_hash "$context")" | sha256sum | cut -d' ' -f1)"
     current="$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$image" 2>/dev/null || true)"
     if [[ "$current" == "$hash" ]]; then log "product image $image is up to date"; continue; fi
-    log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/})"
+    name="build-$(basename "$(dirname "$dir")")-$(basename "$dir")"
+    log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/}; log: $SPINDLE_LOG_DIR/$name.log)"
+    # Every product image is FROM the base image only: they build side by side (mostly downloads).
     docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" \
       --label io.spindle.owned=true --label io.spindle.image=product \
       --label "io.spindle.dockerfile-sha256=$hash" -t "$image" -f "$dockerfile" "$context" \
-      >"$SPINDLE_LOG_DIR/build-$(basename "$(dirname "$dir")")-$(basename "$dir").log" 2>&1 \
-      || die "building $image failed, see $SPINDLE_LOG_DIR/build-$(basename "$(dirname "$dir")")-$(basename "$dir").log"
+      >"$SPINDLE_LOG_DIR/$name.log" 2>&1 &
+    pids+=("$!") names+=("$image|$name")
   done
+  local i failed=""
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=" ${names[$i]%%|*} (see $SPINDLE_LOG_DIR/${names[$i]##*|}.log)"
+  done
+  [[ -z "$failed" ]] || die "building product images failed:$failed"
+  (( ${#pids[@]} == 0 )) || log "built ${#pids[@]} product image(s)"
 }
