@@ -119,9 +119,16 @@ stop_mesos_agent() {
   fi
   stop_daemon mesos-agent
   # With every executor gone, what one of them bound in its sandbox and never unbound (it was
-  # killed: a job's /job) is unused; the work dir's own nosuid,nodev bind stays.
-  findmnt -rn -o TARGET | awk -v d="$SPINDLE_STATE_DIR/mesos-agent/" 'index($0, d) == 1' | sort -r \
-    | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # killed: a job's /job) is unused, and so is the work dir's own nosuid,nodev bind (`up` binds it
+  # again). Rounds: a sandbox bind made before the work dir was bound lies under that bind,
+  # reachable only once it is gone.
+  local round
+  for round in 1 2 3; do
+    findmnt -rn -o TARGET | awk -v d="$SPINDLE_STATE_DIR/mesos-agent" '$0 == d || index($0, d "/") == 1' \
+      | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    findmnt -rn -o TARGET | grep -q "^$SPINDLE_STATE_DIR/mesos-agent" || break
+  done
+  log "unmounted the agent's work dir and what its executors left bound (round $round)"
 }
 
 all_services_passing() { "$SPINDLE_VENV/bin/spindle" status >/dev/null; }
