@@ -110,7 +110,7 @@ def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, 
         cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1800)  # it may queue behind other tests
         assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
         namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
-        datanodes = sorted((m for m in cluster["members"] if m["role"] == "datanode"), key=lambda m: m["index"])
+        datanodes = sorted((m for m in cluster["members"] if m["role"] == "datanode"), key=lambda m: m["member_id"])
         [resourcemanager] = [m for m in cluster["members"] if m["role"] == "resourcemanager"]
         assert len(datanodes) == DATANODES
         assert all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
