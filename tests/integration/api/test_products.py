@@ -1,15 +1,21 @@
 """The catalog through the public API: listing, manifests, and 404s naming what exists; the
 placement option every product takes, through plans (placed by the platform's scheduler) and launches."""
 import time
+from pathlib import Path
 
 from tests.integration.api.conftest import bearer
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_products_list_every_product(api, make_user):
     response = api.get("/products", headers=bearer(make_user("alice")))
     assert response.status_code == 200
     products = {(p["name"], p["version"]): p for p in response.json()["products"]}
-    assert set(products) == {("engine", "1.0"), ("hadoop", "3.3"), ("spark", "3.5"), ("static-web", "1.0")}
+    in_catalog = {(m.parent.parent.name, m.parent.name) for m in (REPO / "catalog").glob("*/*/manifest.json")}
+    assert set(products) == in_catalog
+    assert {("engine", "1.0"), ("hadoop", "3.3"), ("spark", "3.5"), ("static-web", "1.0"), ("kafka", "4.0"),
+            ("cassandra", "5.0"), ("jupyterlab", "4")} <= in_catalog
     assert products[("engine", "1.0")]["roles"] == ["backend", "executor"]
     assert products[("spark", "3.5")]["roles"] == ["master", "worker"]
     assert products[("spark", "3.5")]["path"] == "/products/spark/3.5"
