@@ -19,7 +19,7 @@ from cassandra.policies import RoundRobinPolicy
 from spindle_common.clients import DiskClient
 from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 ROWS = 1000
 NODES = 3
@@ -162,15 +162,7 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
 
         # Spindle replaces it (same IP, fresh disks); it replaces its predecessor in the ring and
         # streams the replicas back: every row reads at ALL, and its disks hold SSTables again.
-        deadline = time.monotonic() + 900
-        while True:
-            cluster = retrying(lambda c=cluster: user.cluster(c))
-            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
-            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
-                break
-            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
-            assert time.monotonic() < deadline, member
-            time.sleep(2)
+        cluster, member = replaced(user, cluster, victim["member_id"], timeout=900)
         assert member["ip"] == victim["ip"]
         replacement = container_of(member)
         assert replacement.id != old.id

@@ -14,7 +14,7 @@ import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 BLOCK_MB = 1
 FILE_BYTES = 8 * 1024 * 1024
@@ -130,15 +130,7 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         victim = datanodes[0]
         old = container_of(victim)
         old.kill()
-        deadline = time.monotonic() + 300
-        while True:
-            cluster = retrying(lambda c=cluster: user.cluster(c))
-            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
-            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
-                break
-            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
-            assert time.monotonic() < deadline, member
-            time.sleep(1)
+        cluster, member = replaced(user, cluster, victim["member_id"], timeout=300)
         assert member["ip"] == victim["ip"]
         assert container_of(member).id != old.id
         # The replacement has registered (its web server is up then): the dead DataNode's record at

@@ -22,7 +22,7 @@ from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.integration.platform.test_hadoop_e2e import HDFS_USER, block_files, container_of, live_datanodes
 from tests.support.jobs import wait_job
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 ROWS = 500_000  # TeraGen rows of 100 bytes: 50 MB
 BLOCK_MB = 8
@@ -167,15 +167,7 @@ def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, 
         lost = sum(len(files) for files in before[victim["ip"]].values())
         old = container_of(victim)
         old.kill()
-        deadline = time.monotonic() + 600
-        while True:
-            cluster = retrying(lambda c=cluster: user.cluster(c))
-            member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
-            if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
-                break
-            assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
-            assert time.monotonic() < deadline, member
-            time.sleep(1)
+        cluster, member = replaced(user, cluster, victim["member_id"], timeout=600)
         assert member["ip"] == victim["ip"] and container_of(member).id != old.id
         live_datanodes(namenode, expected=DATANODES, fresh=victim["ip"])
         state, after, most_under = settled_replicas(namenode, [member, *datanodes[1:]])

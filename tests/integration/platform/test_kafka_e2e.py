@@ -20,7 +20,7 @@ from kafka.admin import NewTopic
 from tests.integration.platform.cluster_checks import assert_nothing_left
 from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 RECORDS = 2000
 PARTITIONS = 6
@@ -152,15 +152,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
             assert (read, records) == (RECORDS, expected())
 
             # Spindle replaces it (same IP, fresh disk); it catches up on every partition.
-            deadline = time.monotonic() + 600
-            while True:
-                cluster = retrying(lambda c=cluster: user.cluster(c))
-                member = next(m for m in cluster["members"] if m["member_id"] == victim["member_id"])
-                if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
-                    break
-                assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
-                assert time.monotonic() < deadline, member
-                time.sleep(1)
+            cluster, member = replaced(user, cluster, victim["member_id"], timeout=600)
             assert member["ip"] == victim["ip"]
             replacement = container_of(member)
             assert replacement.id != old.id
