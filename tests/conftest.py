@@ -32,13 +32,15 @@ PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_yarn_e
                "test_engine_hdfs.py", "test_hdfs_bindings.py"}
 
 
-@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item):
+    """Product e2e tests are marked `products` as they are collected (before `-m` selects)."""
+    if item.path.name in PRODUCT_E2E:
+        item.add_marker(pytest.mark.products)
+
+
 def pytest_collection_modifyitems(items):
-    """Tests marked `disruptive` (they stop and restart the platform) run last; product e2e tests
-    are marked `products`."""
-    for item in items:
-        if item.path.name in PRODUCT_E2E:
-            item.add_marker(pytest.mark.products)
+    """Tests marked `disruptive` (they stop and restart the platform) run last (this hook runs after
+    the plugins that shuffle the order)."""
     items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
