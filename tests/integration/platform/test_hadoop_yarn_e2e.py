@@ -44,6 +44,7 @@ rows="$1"
 examples=/opt/hadoop/lib/hadoop-mapreduce-examples-3.3.6.jar
 hadoop jar "$examples" teragen -Dmapreduce.job.maps=3 "$rows" /tera/in
 hadoop jar "$examples" terasort -Dmapreduce.job.reduces=3 -Dmapreduce.terasort.output.replication=2 /tera/in /tera/out
+hdfs dfs -setrep 2 /tera/out/_partition.lst  # TeraSort writes its partition file with 10 replicas
 hadoop jar "$examples" teravalidate /tera/out /tera/report
 hdfs dfs -cat '/tera/report/part-r-*' > /job/output/teravalidate.txt
 hdfs dfs -ls -R /tera > /job/output/listing.txt
