@@ -199,23 +199,26 @@ class WebHdfs:
         query = urlencode({"op": op, "user.name": self.user, **params})
         return f"/webhdfs/v1{quote(path)}?{query}"
 
-    def _call(self, method, path, op, expect=(200,), **params):
-        """One request to the NameNode; the parsed JSON answer (None for 404 when allowed)."""
+    def _ask(self, method, path, op, **params):
+        """One request to the NameNode: (status, its Location header, body); HdfsError when the
+        NameNode cannot be reached."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
             conn.request(method, self._url(path, op, **params))
             resp = conn.getresponse()
-            body = resp.read()
-            if resp.status in expect:
-                return resp.status, json.loads(body) if body.strip() else None
-            raise _remote_error(f"{op} {path}", resp.status, body)
+            return resp.status, resp.getheader("Location"), resp.read()
         except OSError as e:
-            if isinstance(e, HdfsError):
-                raise
             raise HdfsError(f"WebHDFS {self.host}:{self.port} unreachable ({op} {path}): {e}") \
                 from None
         finally:
             conn.close()
+
+    def _call(self, method, path, op, expect=(200,), **params):
+        """One request to the NameNode; the parsed JSON answer (None for 404 when allowed)."""
+        status, _, body = self._ask(method, path, op, **params)
+        if status in expect:
+            return status, json.loads(body) if body.strip() else None
+        raise _remote_error(f"{op} {path}", status, body)
 
     def status(self, path):
         """GETFILESTATUS: the FileStatus dict, or None when `path` does not exist."""
@@ -251,21 +254,10 @@ class WebHdfs:
 
     def _redirect(self, method, path, op, **params):
         """The DataNode URL the NameNode sends `op` to (its 307 Location)."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-        try:
-            conn.request(method, self._url(path, op, **params))
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 307 or not resp.getheader("Location"):
-                raise _remote_error(f"{op} {path}", resp.status, body)
-            return resp.getheader("Location")
-        except OSError as e:
-            if isinstance(e, HdfsError):
-                raise
-            raise HdfsError(f"WebHDFS {self.host}:{self.port} unreachable ({op} {path}): {e}") \
-                from None
-        finally:
-            conn.close()
+        status, location, body = self._ask(method, path, op, **params)
+        if status != 307 or not location:
+            raise _remote_error(f"{op} {path}", status, body)
+        return location
 
     def create(self, path, chunks, overwrite=False, create_parent=True):
         """CREATE `path` with the bytes of iterable `chunks`, streamed (chunked encoding) to the
