@@ -103,6 +103,10 @@ def hardening(spec: TaskContainer) -> dict[str, Any]:
         "cap_add": list(security.cap_add) or None,
         "security_opt": ["no-new-privileges"],
         "pids_limit": security.pids_limit,
+        # Docker's init (tini) as PID 1: it reaps the orphans of any process inside (a product's
+        # own PID 1 rarely does, and unreaped zombies would hold the pids limit forever) and
+        # passes SIGTERM on, so a stop is a graceful one.
+        "init": True,
         "log_config": LogConfig(type=LogConfig.types.JSON, config=dict(LOG_OPTIONS)),
         "read_only": security.read_only_root,
     }

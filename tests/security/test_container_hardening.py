@@ -148,8 +148,9 @@ def limit_hits(cgroup: Path) -> int:
                     if line.startswith("max ")))
 
 
-def end_the_sleepers(cgroup: Path) -> None:
-    """Kill what the bomb left (its ``sleep`` children), so the member has its pids back."""
+def end_the_sleepers(cgroup: Path) -> int:
+    """Kill what the bomb left (its ``sleep`` children, orphans of the member's PID 1 by now), so the
+    member has its pids back once that init reaps them; the number of pids left."""
     for pid in (cgroup / "cgroup.procs").read_text().split():
         try:
             if Path(f"/proc/{pid}/comm").read_text().strip() == "sleep":
@@ -159,6 +160,7 @@ def end_the_sleepers(cgroup: Path) -> None:
     deadline = time.monotonic() + 30
     while int((cgroup / "pids.current").read_text()) > 20 and time.monotonic() < deadline:
         time.sleep(0.2)
+    return int((cgroup / "pids.current").read_text())
 
 
 def test_a_fork_bomb_inside_a_member_stops_at_its_pids_limit(clusters, user):
@@ -184,11 +186,14 @@ def test_a_fork_bomb_inside_a_member_stops_at_its_pids_limit(clusters, user):
     finally:
         stop.set()
         sampler.join()
-        end_the_sleepers(cgroup)
+        left = end_the_sleepers(cgroup)
     out = result.output.decode(errors="replace")
     assert limit_hits(cgroup) > hits_before, f"the bomb never reached the limit: {out[-500:]}"
     assert 0 < peak[0] <= limit, (peak[0], limit)
     assert any(sign in out for sign in ("Cannot fork", "Resource temporarily unavailable", "FORK-FAILED")), out[-500:]
+    # The killed orphans were reaped (no zombies hold the limit), so the member can fork again.
+    assert left <= 20, f"{left} pids still held after the bomb's processes were killed"
+    assert container.exec_run(["true"]).exit_code == 0
     # The platform still answers, and the member itself still serves.
     me = httpx.get(f"{API_URL}/me", headers={"Authorization": f"Bearer {user.token}"}, timeout=30)
     assert me.status_code == 200 and me.json()["username"] == user.username

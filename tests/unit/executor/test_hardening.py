@@ -37,6 +37,7 @@ def test_the_spec_becomes_docker_host_config(security, expected):
     config = host_config(security)
     for key, value in expected.items():
         assert config[key] == value, key
+    assert config["Init"] is True  # tini reaps orphans, so zombies never hold the pids limit
     if not (security or {}).get("cap_add"):
         assert "CapAdd" not in config  # nothing kept
     if not (security or {}).get("read_only_root"):
