@@ -9,11 +9,13 @@ from typing import Any, TypeVar
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
+from prometheus_client.registry import Collector
 from sqlalchemy import text
 
 from spindle_common import db
 from spindle_common.consul import ConsulClient
 from spindle_common.errors import ApiError, install_error_handlers
+from spindle_common.metrics import install_metrics
 from spindle_common.settings import ServiceSettings
 
 log = logging.getLogger("spindle")
@@ -54,8 +56,10 @@ def create_service_app(
     description: str = "",
     register_in_consul: bool = True,
     background: Callable[[FastAPI], AbstractContextManager] | None = None,
+    collectors: Iterable[Collector] = (),
 ) -> FastAPI:
-    """Build a service's FastAPI app with the shared error envelope, /health and Consul lifecycle.
+    """Build a service's FastAPI app with the shared error envelope, /health, /metrics (its requests
+    and ``collectors``, ``spindle_common.metrics``) and Consul lifecycle.
 
     ``background(app)``, if given, is entered after start-up and left at shutdown (e.g. a worker thread).
     """
@@ -86,6 +90,7 @@ def create_service_app(
     app = FastAPI(title=f"Spindle {settings.service_name}", description=description, lifespan=lifespan)
     app.state.settings = settings  # dependencies read the serving app's settings from here
     install_error_handlers(app)
+    install_metrics(app, settings.service_name, settings.metrics_token, collectors)
 
     @app.get("/health", tags=["health"])
     def health() -> dict:

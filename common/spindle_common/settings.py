@@ -2,6 +2,7 @@
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from spindle_common.auth import DEV_IDENTITY_KEY, DEV_NODE_IDENTITY_KEY
+from spindle_common.metrics import DEV_METRICS_TOKEN
 
 
 class ServiceSettings(BaseSettings):
@@ -28,3 +29,5 @@ class ServiceSettings(BaseSettings):
     identity_key: str = DEV_IDENTITY_KEY
     # Key with which nodes (node agents, Mesos agents, executors) sign role "node", and only that.
     node_identity_key: str = DEV_NODE_IDENTITY_KEY
+    # Bearer token the time-series database's scraper presents for GET /metrics.
+    metrics_token: str = DEV_METRICS_TOKEN

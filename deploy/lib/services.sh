@@ -10,9 +10,11 @@ SERVICES=(disk-service network-service scheduler orchestrator api-server)
 write_env_file() {
   local f="$SPINDLE_STATE_DIR/spindle.env" token_file="$SPINDLE_STATE_DIR/internal-token"
   local identity_file="$SPINDLE_STATE_DIR/identity-key" node_identity_file="$SPINDLE_STATE_DIR/node-identity-key" k
+  local metrics_file="$SPINDLE_STATE_DIR/metrics-token"
   # The internal token; the key that signs callers' identities between services (spindle_common.auth),
-  # apart from the token; the nodes' key, which signs role "node" only (nodes get no other).
-  for k in "$token_file" "$identity_file" "$node_identity_file"; do
+  # apart from the token; the nodes' key, which signs role "node" only (nodes get no other); the
+  # token GET /metrics asks of the scraper (spindle_common.metrics).
+  for k in "$token_file" "$identity_file" "$node_identity_file" "$metrics_file"; do
     [[ -s "$k" ]] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' > "$k")
   done
   write_mesos_credentials
@@ -25,6 +27,7 @@ SPINDLE_STATE_DIR=$SPINDLE_STATE_DIR
 SPINDLE_INTERNAL_TOKEN=$(cat "$token_file")
 SPINDLE_IDENTITY_KEY=$(cat "$identity_file")
 SPINDLE_NODE_IDENTITY_KEY=$(cat "$node_identity_file")
+SPINDLE_METRICS_TOKEN=$(cat "$metrics_file")
 SPINDLE_MESOS_MASTER=127.0.0.1:$SPINDLE_MESOS_PORT
 SPINDLE_MESOS_PRINCIPAL=spindle
 SPINDLE_MESOS_SECRET=$(cat "$SPINDLE_STATE_DIR/mesos-secret")
