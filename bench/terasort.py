@@ -31,10 +31,8 @@ from pathlib import Path
 import docker
 from results import machine, record
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from tests.conftest import read_env_file  # noqa: E402
-from tests.support.live_users import live_user  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from hadoop_cluster import bench_user, run_job, running_hadoop  # noqa: E402
 
 IMAGE = "spindle/hadoop:3.3"
 DATANODES, DN_CPUS, DN_MEM_MB = 2, 0.5, 2048
@@ -75,28 +73,10 @@ def parse(output: str) -> tuple[list[float], str]:
 
 
 def run_on_spindle(client, rows: int, runs: int, script: Path) -> tuple[list[float], str]:
-    cluster = client.launch("hadoop", "3.3", LAUNCH)
-    try:
-        deadline = time.monotonic() + 900
-        while (cluster := client.cluster(cluster))["state"] not in ("RUNNING", "FAILED"):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"cluster {cluster['id']} stuck in {cluster['state']}")
-            time.sleep(1)
-        if cluster["state"] != "RUNNING":
-            raise SystemExit(f"hadoop did not start: {cluster['reason_code']}: {cluster['reason']}")
+    with running_hadoop(client, LAUNCH) as cluster:
         time.sleep(30)  # the NodeManagers register with the ResourceManager after the members are up
-        job = client.submit(cluster, script, args=[str(rows), str(runs), "/bench",
-                                                   f"-Dmapreduce.job.reduces={REDUCES}"])
-        while (job := client.job(cluster, job["id"]))["state"] in ("PENDING", "RUNNING"):
-            time.sleep(2)
-        if job["state"] != "SUCCEEDED":
-            raise SystemExit(f"the Spindle job {job['state']}: {job['message']}\n{job['stderr'][-3000:]}")
-        return parse(job["stdout"])
-    finally:
-        client.delete(cluster)
-        deadline = time.monotonic() + 300
-        while client.cluster(cluster)["state"] != "DESTROYED" and time.monotonic() < deadline:
-            time.sleep(1)
+        return parse(run_job(client, cluster, script, [str(rows), str(runs), "/bench",
+                                                       f"-Dmapreduce.job.reduces={REDUCES}"]))
 
 
 def run_on_one_host(rows: int, runs: int, script: Path) -> tuple[list[float], str]:
@@ -140,8 +120,7 @@ def main() -> None:
         started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
         host_times, host_report = run_on_one_host(rows, args.runs, script)
         print(f"one host: TeraSort {host_times} s, TeraValidate: {host_report}")
-        env = read_env_file(Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle")) / "spindle.env")
-        with live_user(env["SPINDLE_DATABASE_URL"], "bench") as client:
+        with bench_user() as client:
             spindle_times, spindle_report = run_on_spindle(client, rows, args.runs, script)
         print(f"Spindle: TeraSort {spindle_times} s, TeraValidate: {spindle_report}")
     if len(host_times) != args.runs or len(spindle_times) != args.runs:
