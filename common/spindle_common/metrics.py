@@ -13,6 +13,7 @@ traffic and whatever the service adds.
 Each app has its own ``CollectorRegistry``, so several apps in one process (tests) never share one.
 """
 import hmac
+import logging
 import time
 from collections.abc import Iterable
 from typing import Annotated
@@ -20,10 +21,16 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from spindle_common import db
 from spindle_common.errors import ApiError
+
+log = logging.getLogger("spindle.metrics")
 
 DEV_METRICS_TOKEN = "dev-insecure-metrics-token"
 UNMATCHED = "unmatched"
@@ -99,3 +106,28 @@ def install_metrics(app: FastAPI, service: str, token: str, collectors: Iterable
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return registry
+
+
+class QueryMetrics:
+    """Figures read from the service's own tables at each scrape: per family, one SQL query whose rows
+    are the label values, then the value (a family with no rows is absent). ``kind`` "gauge" or
+    "counter" (then ``name`` has no ``_total``; a total the tables keep, like wipes done). With the
+    database down, the scrape still answers (without these) and the failure is logged."""
+
+    def __init__(self, database_url: str, families: Iterable[tuple[str, str, str, list[str], str]]):
+        self.database_url = database_url
+        self.families = list(families)  # (kind, name, help, labels, sql)
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            with db.get_engine(self.database_url).connect() as conn:
+                results = [(family, conn.execute(text(family[4])).all()) for family in self.families]
+        except SQLAlchemyError as exc:
+            log.warning("metrics from the database are missing from this scrape: %s", type(exc).__name__)
+            return
+        for (kind, name, documentation, labels, _), rows in results:
+            metric_family = GaugeMetricFamily if kind == "gauge" else CounterMetricFamily
+            family = metric_family(name, documentation, labels=labels)
+            for *values, number in rows:
+                family.add_metric([str(value) for value in values], float(number))
+            yield family

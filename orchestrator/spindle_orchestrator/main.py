@@ -3,6 +3,7 @@ from fastapi import FastAPI
 
 from spindle_common.catalog import load_catalog
 from spindle_common.service import create_service_app, run_service
+from spindle_orchestrator import metrics
 from spindle_orchestrator.api.routes import routers
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.event_stream import EventHub
@@ -10,7 +11,8 @@ from spindle_orchestrator.worker import running_worker
 
 
 def build_app(settings: Settings) -> FastAPI:
-    app = create_service_app(settings, routers, description=__doc__, background=running_worker)
+    app = create_service_app(settings, routers, description=__doc__, background=running_worker,
+                             collectors=[metrics.collector(settings.database_url)])
     app.state.event_hub = EventHub(settings.database_url)
     app.state.catalog = load_catalog(settings.catalog_root)  # launches' demands for quotas
     return app

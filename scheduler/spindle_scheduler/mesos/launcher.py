@@ -14,6 +14,7 @@ from spindle_common.clients import DiskClient
 from spindle_common.errors import ApiError
 from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
 from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, EXECUTOR_MEM_MB, task_info
+from spindle_scheduler.metrics import PLACEMENTS
 from spindle_scheduler.models import Task
 from spindle_scheduler.store import TaskStore
 
@@ -96,6 +97,7 @@ class Launcher:
         for (cluster_id, job), tasks in placement_groups(pending).items():
             placed = self.place(tasks, offers, classes)
             if isinstance(placed, str):
+                PLACEMENTS.labels("waiting").inc()
                 for task in tasks:
                     message = f"waiting for resources: {placed}"[:2000]
                     if task.message != message:  # a job may wait through many offers: notify changes only
@@ -104,6 +106,7 @@ class Launcher:
             try:
                 infos = self._hold_and_describe(tasks, placed)
             except ApiError as exc:
+                PLACEMENTS.labels("hold_failed").inc()
                 log.warning("cluster %s%s: could not hold disks: %s", cluster_id, f" {job}" if job else "",
                             exc.message)
                 try:
@@ -113,6 +116,7 @@ class Launcher:
                 for task in tasks:
                     self.store.set(task.task_id, message=f"retrying: {exc.code}: {exc.message}"[:2000])
                 continue
+            PLACEMENTS.labels("placed").inc()
             for task, info in zip(tasks, infos, strict=True):  # one info per task
                 offer = placed[task.task_id][0]
                 consume(offer, task.request, info["_roots"])

@@ -1,0 +1,29 @@
+"""disk-service's figures at /metrics (read from its tables at each scrape): disks by node, class
+and state with their bytes, wipes done and the seconds they took, and each node's heartbeat age."""
+from spindle_common.metrics import QueryMetrics
+
+FAMILIES = [
+    ("gauge", "spindle_disks", "Disks by node, class and state", ["node", "disk_class", "state"],
+     "SELECT n.name, d.disk_class, d.state, count(*) FROM disk.disks d JOIN disk.nodes n ON n.id = d.node_id "
+     "GROUP BY 1, 2, 3"),
+    ("gauge", "spindle_disk_bytes", "Bytes of the disks by node, class and state", ["node", "disk_class", "state"],
+     "SELECT n.name, d.disk_class, d.state, sum(d.size_bytes) FROM disk.disks d "
+     "JOIN disk.nodes n ON n.id = d.node_id GROUP BY 1, 2, 3"),
+    # A wipe: a disk's change from wiping to free, timed from its last change to wiping before that.
+    ("counter", "spindle_disk_wipes", "Wipes done (wiping → free), by node and class", ["node", "disk_class"],
+     "SELECT n.name, d.disk_class, count(*) FROM disk.disk_transitions t JOIN disk.disks d ON d.id = t.disk_id "
+     "JOIN disk.nodes n ON n.id = d.node_id WHERE t.from_state = 'wiping' AND t.to_state = 'free' GROUP BY 1, 2"),
+    ("counter", "spindle_disk_wipe_seconds", "Seconds wipes took (released to free), by node and class",
+     ["node", "disk_class"],
+     "SELECT n.name, d.disk_class, coalesce(sum(extract(epoch FROM t.at - s.at)), 0) "
+     "FROM disk.disk_transitions t JOIN disk.disks d ON d.id = t.disk_id JOIN disk.nodes n ON n.id = d.node_id "
+     "CROSS JOIN LATERAL (SELECT max(w.at) AS at FROM disk.disk_transitions w WHERE w.disk_id = t.disk_id "
+     "AND w.to_state = 'wiping' AND w.at <= t.at) s "
+     "WHERE t.from_state = 'wiping' AND t.to_state = 'free' AND s.at IS NOT NULL GROUP BY 1, 2"),
+    ("gauge", "spindle_node_heartbeat_age_seconds", "Seconds since each node agent's last heartbeat", ["node"],
+     "SELECT name, extract(epoch FROM now() - last_seen_at) FROM disk.nodes WHERE last_seen_at IS NOT NULL"),
+]
+
+
+def collector(database_url: str) -> QueryMetrics:
+    return QueryMetrics(database_url, FAMILIES)
