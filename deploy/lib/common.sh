@@ -86,14 +86,15 @@ from spindle_common.auth import env_identity_key, sign_identity
 print(sign_identity(env_identity_key(), sys.argv[1], sys.argv[2], int(time.time()) + 300))' "$1" "$2"
 }
 
-# build_go_program NAME WHAT -> $SPINDLE_BIN_DIR/NAME built from the Go module deploy/NAME (a tiny
-# main with a committed go.sum); skipped while that module is unchanged since the last build.
+# build_go_program NAME WHAT [PACKAGE] -> $SPINDLE_BIN_DIR/NAME built from the Go module deploy/NAME
+# (a tiny main, or a dependency's main PACKAGE, with a committed go.sum); skipped while that module
+# is unchanged since the last build.
 build_go_program() {
-  local src="$SPINDLE_ROOT/deploy/$1" bin="$SPINDLE_BIN_DIR/$1" stamp="$SPINDLE_BIN_DIR/$1.src-sha"
-  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  local src="$SPINDLE_ROOT/deploy/$1" bin="$SPINDLE_BIN_DIR/$1" stamp="$SPINDLE_BIN_DIR/$1.src-sha" package="${3:-.}"
+  local sha; sha="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-16)"
   if [[ -x "$bin" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
   log "building $2 from its Go module"
-  if ! (cd "$src" && go build -trimpath -o "$bin.tmp" .); then die "building $1 failed"; fi
+  if ! (cd "$src" && go build -trimpath -o "$bin.tmp" "$package"); then die "building $1 failed"; fi
   mv "$bin.tmp" "$bin"
   echo "$sha" > "$stamp"
 }

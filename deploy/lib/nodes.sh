@@ -179,6 +179,10 @@ start_node() {
     SPINDLE_NODE_DISK_LABEL_PREFIX="spdl-$node-" \
     SPINDLE_DISK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8083" SPINDLE_NETWORK_SERVICE_URL="http://$SPINDLE_FABRIC_ADDR:8084" \
     DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-node-agent"
+  node_start_daemon "$node" member-stats env SPINDLE_NODE_NAME="$node" \
+    SPINDLE_METRICS_URL="http://$SPINDLE_FABRIC_ADDR:${SPINDLE_METRICS_PORT:-8428}" \
+    SPINDLE_METRICS_TOKEN="$(cat "$SPINDLE_STATE_DIR/metrics-token")" \
+    DOCKER_HOST="unix://$run/docker.sock" "$SPINDLE_VENV/bin/spindle-member-stats"
   node_start_daemon "$node" mesos-agent env SPINDLE_MESOS_MASTER="$SPINDLE_FABRIC_ADDR:${SPINDLE_MESOS_PORT:-5050}" \
     SPINDLE_AGENT_HOST="$addr" SPINDLE_AGENT_PORT=5051 SPINDLE_MESOS_WORK_DIR="$dir/mesos-agent" \
     SPINDLE_MESOS_RESOURCES="http://$SPINDLE_FABRIC_ADDR:8083/nodes/$node/mesos-resources" SPINDLE_NODE_NAME="$node" \

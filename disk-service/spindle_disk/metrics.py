@@ -20,6 +20,10 @@ FAMILIES = [
      "CROSS JOIN LATERAL (SELECT max(w.at) AS at FROM disk.disk_transitions w WHERE w.disk_id = t.disk_id "
      "AND w.to_state = 'wiping' AND w.at <= t.at) s "
      "WHERE t.from_state = 'wiping' AND t.to_state = 'free' AND s.at IS NOT NULL GROUP BY 1, 2"),
+    ("gauge", "spindle_node_cpus", "CPUs of each node (as registered)", ["node"],
+     "SELECT name, cpus FROM disk.nodes WHERE cpus IS NOT NULL"),
+    ("gauge", "spindle_node_mem_mb", "Memory (MB) of each node (as registered)", ["node"],
+     "SELECT name, mem_mb FROM disk.nodes WHERE mem_mb IS NOT NULL"),
     ("gauge", "spindle_node_heartbeat_age_seconds", "Seconds since each node agent's last heartbeat", ["node"],
      "SELECT name, extract(epoch FROM now() - last_seen_at) FROM disk.nodes WHERE last_seen_at IS NOT NULL"),
 ]
