@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from spindle_api.api.params import INT32_MAX, LINE_PATTERN, NODE_NAME_PATTERN, POOL_NAME_PATTERN
+from spindle_api.timeseries import FigureName, NodeFigureName, Unit
 from spindle_common.contracts import (
     ClusterPage,
     ClusterView,
@@ -369,3 +370,40 @@ class IpPool(Model):
     docker_network: str
     floating_total: int
     floating_used: int
+
+
+class MetricSeries(Model):
+    """One figure of one member (of one of its dedicated disks for ``disk_used``/``disk_size``) over
+    time: ``points`` are [unix seconds, value] pairs, oldest first."""
+
+    figure: FigureName
+    unit: Unit
+    member: str
+    disk: str | None = None
+    points: list[tuple[float, float]]
+
+
+class ClusterMetrics(Model):
+    cluster_id: str
+    start: Timestamp
+    end: Timestamp
+    step_seconds: int
+    series: list[MetricSeries]
+
+
+class NodeSeries(Model):
+    """One figure of one node (disks: of one class in one state) over time; ``points`` as above."""
+
+    figure: NodeFigureName
+    unit: Unit
+    node: str
+    disk_class: str | None = None
+    state: str | None = None
+    points: list[tuple[float, float]]
+
+
+class NodeMetrics(Model):
+    start: Timestamp
+    end: Timestamp
+    step_seconds: int
+    series: list[NodeSeries]

@@ -25,6 +25,7 @@ from spindle_client.commands import (
 from spindle_client.quota_commands import add_quota_commands
 from spindle_client.status import service_statuses
 from spindle_client.token_commands import cmd_tokens, duration_s
+from spindle_client.top_commands import add_top_command
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -134,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.add_argument("--user", help="another user's tokens, to list or revoke (admins)")
     tokens.set_defaults(func=api_command(cmd_tokens))
     add_quota_commands(sub, machine, api_command)
+    add_top_command(sub, machine, api_command)
     return parser
 
 

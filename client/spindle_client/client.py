@@ -165,6 +165,11 @@ class SpindleClient:
     def delete(self, cluster: ClusterAddress) -> models.Cluster:
         return self._get(models.Cluster, "DELETE", cluster_path(cluster))
 
+    def metrics(self, cluster: ClusterAddress, minutes: int = 30, step: int = 15) -> models.ClusterMetrics:
+        """Per-member figures over the last ``minutes`` (CPU, memory, disk I/O and use, network)."""
+        return self._get(models.ClusterMetrics, "GET", f"{cluster_path(cluster)}/metrics",
+                         params={"minutes": minutes, "step": step})
+
     def events(self, cluster: ClusterAddress, after_seq: int = 0) -> list[models.Event]:
         return self._get(list[models.Event], "GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq})
 

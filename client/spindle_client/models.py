@@ -3,6 +3,7 @@
 schema, only this module changes. Nothing here is written by hand but the names."""
 from spindle_client.models_gen import (
                                        Capacity,
+                                       ClusterMetrics,
                                        ClusterPage,
                                        ClusterState,
                                        ClusterView,
@@ -32,6 +33,6 @@ Product = ProductSummary
 DiskCapacity = DiskClassCapacity
 Token = TokenOut
 
-__all__ = ["Capacity", "Cluster", "ClusterPage", "ClusterState", "Disk", "DiskCapacity", "ErrorEnvelope", "Event",
-           "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User", "CreatedToken", "Token",
-           "Quota", "QuotaAmounts"]
+__all__ = ["Capacity", "Cluster", "ClusterMetrics", "ClusterPage", "ClusterState", "Disk", "DiskCapacity",
+           "ErrorEnvelope", "Event", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User",
+           "CreatedToken", "Token", "Quota", "QuotaAmounts"]

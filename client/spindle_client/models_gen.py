@@ -401,6 +401,40 @@ class Name1(StrEnum):
     disk = 'disk'
 
 
+class Figure(StrEnum):
+    cpu = 'cpu'
+    memory = 'memory'
+    memory_limit = 'memory_limit'
+    disk_read = 'disk_read'
+    disk_write = 'disk_write'
+    network_receive = 'network_receive'
+    network_transmit = 'network_transmit'
+    disk_used = 'disk_used'
+    disk_size = 'disk_size'
+
+
+class Point(RootModel[tuple[float, float]]):
+    root: Annotated[tuple[float, float], Field(max_length=2, min_length=2)]
+
+
+class Unit(StrEnum):
+    cores = 'cores'
+    bytes = 'bytes'
+    bytes_s = 'bytes/s'
+    disks = 'disks'
+
+
+class MetricSeries(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    disk: Annotated[str | None, Field(title='Disk')] = None
+    figure: Annotated[Figure, Field(title='Figure')]
+    member: Annotated[str, Field(title='Member')]
+    points: Annotated[list[Point], Field(title='Points')]
+    unit: Annotated[Unit, Field(title='Unit')]
+
+
 class MountSource(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -518,6 +552,28 @@ class NodeReason(ApiModel):
     constraint: Annotated[str, Field(title='Constraint')]
     message: Annotated[str, Field(title='Message')]
     node: Annotated[str, Field(title='Node')]
+
+
+class Figure1(StrEnum):
+    disks = 'disks'
+    cpus = 'cpus'
+    cpus_allocated = 'cpus_allocated'
+    cpus_used = 'cpus_used'
+    memory = 'memory'
+    memory_allocated = 'memory_allocated'
+    memory_used = 'memory_used'
+
+
+class NodeSeries(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    disk_class: Annotated[str | None, Field(title='Disk Class')] = None
+    figure: Annotated[Figure1, Field(title='Figure')]
+    node: Annotated[str, Field(title='Node')]
+    points: Annotated[list[Point], Field(title='Points')]
+    state: Annotated[str | None, Field(title='State')] = None
+    unit: Annotated[Unit, Field(title='Unit')]
 
 
 class PlacedMember(ApiModel):
@@ -846,6 +902,17 @@ class Capacity(ApiModel):
     disks: Annotated[list[DiskClassCapacity], Field(title='Disks')]
 
 
+class ClusterMetrics(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    cluster_id: Annotated[str, Field(title='Cluster Id')]
+    end: Annotated[str, Field(title='End')]
+    series: Annotated[list[MetricSeries], Field(title='Series')]
+    start: Annotated[str, Field(title='Start')]
+    step_seconds: Annotated[int, Field(title='Step Seconds')]
+
+
 class DiscoverResult(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -905,6 +972,16 @@ class MemberView(ApiModel):
     ] = 0
     role: Annotated[str, Field(title='Role')]
     state: MemberState
+
+
+class NodeMetrics(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    end: Annotated[str, Field(title='End')]
+    series: Annotated[list[NodeSeries], Field(title='Series')]
+    start: Annotated[str, Field(title='Start')]
+    step_seconds: Annotated[int, Field(title='Step Seconds')]
 
 
 class Plan(ApiModel):

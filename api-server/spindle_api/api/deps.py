@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from spindle_api.core.config import Settings
 from spindle_api.models import User
+from spindle_api.timeseries import TimeSeriesClient
 from spindle_api.tokens import user_for_token
 from spindle_api.upstream import service_client
 from spindle_common.catalog import Catalog
@@ -77,3 +78,14 @@ def orchestrator_client(settings: SettingsDep, user: CurrentUser) -> Iterator[Se
 
 
 OrchestratorDep = Annotated[ServiceClient, Depends(orchestrator_client)]
+
+
+def timeseries_client(settings: SettingsDep) -> Iterator[TimeSeriesClient]:
+    client = TimeSeriesClient(settings.metrics_url, settings.metrics_token)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+TimeSeriesDep = Annotated[TimeSeriesClient, Depends(timeseries_client)]

@@ -20,6 +20,8 @@ class Settings(ServiceSettings):
     scheduler_url: str = "http://127.0.0.1:8082"
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
+    # The time-series database (VictoriaMetrics; basic auth "spindle" with the metrics token).
+    metrics_url: str = "http://127.0.0.1:8428"
     # Live event streams (SSE) one user may have open at once; more are 429 TOO_MANY_STREAMS.
     max_streams_per_user: int = 128
     # How long an API token works (a user may ask for less, never more); then 401 TOKEN_EXPIRED.

@@ -204,6 +204,16 @@ def plan_placeable(done: subprocess.CompletedProcess, _: dict) -> None:
     assert len(lines) > 2 and all("server" in line for line in lines[2:]), done.stdout
 
 
+def members_on_top(done: subprocess.CompletedProcess, values: dict) -> None:
+    """A row per member (their node reported them while the jobs ran), each with its disks' use."""
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["MEMBER", "CPU", "MEMORY"], done.stdout
+    rows = {line.split()[0]: line for line in lines[1:]}
+    member = f"{values['id']}-%s"
+    assert {member % "master-1", member % "worker-1", member % "worker-2"} <= set(rows), done.stdout
+    assert "/data/1:" in rows[member % "worker-1"] and "/data/2:" in rows[member % "worker-1"], done.stdout
+
+
 def cluster_listed(state: str | None) -> Check:
     def check(done: subprocess.CompletedProcess, values: dict) -> None:
         rows = [line.split() for line in done.stdout.splitlines()[1:]]
@@ -231,6 +241,7 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle submit <id> wordcount.py --file lib.py --wait -- <args>", word_counts("lib.py", remember_job=True)),
     ("spindle jobs <id>", all_checks(has("SUCCEEDED", "wordcount.py"), has_value("job id"))),
     ("spindle jobs <id> <job id>", all_checks(has("COUNTS "), has_value("job id", stream="stderr"))),
+    ("spindle top <id>", members_on_top),
     ("spindle quota", all_checks(has("LIMIT", "USED", "QUOTA", "floating_ips"), has_value("user"))),
     ("spindle admin quota set <user> --ips 8 --cpus 16 --disk ssd=2", quota_row("floating_ips", "8")),
     ("spindle admin quota show <user>", all_checks(quota_row("cpus", "16"), quota_row("disks.ssd", "2"))),

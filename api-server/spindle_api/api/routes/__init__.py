@@ -5,7 +5,9 @@ from spindle_api.api.routes import (
     admin_clusters,
     admin_disks,
     admin_ip_pools,
+    admin_metrics,
     capacity,
+    cluster_metrics,
     clusters,
     jobs,
     products,
@@ -16,5 +18,5 @@ from spindle_api.api.routes import (
 )
 
 routers: list[APIRouter] = [status.router, users.router, tokens.router, products.router, clusters.router, jobs.router,
-                            capacity.router, admin_clusters.router, admin_disks.router, admin_ip_pools.router,
-                            quotas.router]
+                            cluster_metrics.router, capacity.router, admin_clusters.router, admin_disks.router,
+                            admin_ip_pools.router, admin_metrics.router, quotas.router]

@@ -189,6 +189,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * capacity, allocation and use over time
+         * @description Per node: ``cpus`` and ``memory`` (what it has), ``cpus_allocated`` and ``memory_allocated``
+         *     (what placed members and job drivers hold), ``cpus_used`` and ``memory_used`` (what they use);
+         *     ``disks`` by node, class and state (``wiping`` is the wipe queue).
+         */
+        get: operations["node_metrics_admin_metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/nodes": {
         parameters: {
             query?: never;
@@ -536,6 +558,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cluster Metrics
+         * @description Per-member series of the last ``minutes``, a point every ``step`` seconds (at most 1440 points
+         *     per series): ``cpu`` (cores in use), ``memory`` and ``memory_limit`` (bytes), ``disk_read`` and
+         *     ``disk_write`` (bytes/s on block devices), ``network_receive`` and ``network_transmit`` (bytes/s),
+         *     and per dedicated disk ``disk_used`` and ``disk_size`` (bytes). Members that ran on a node that
+         *     does not report (yet) have no series.
+         */
+        get: operations["cluster_metrics_clusters__username___product___version___cluster_id__metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -766,6 +812,19 @@ export interface components {
         Capacity: {
             /** Disks */
             disks: components["schemas"]["DiskClassCapacity"][];
+        };
+        /** ClusterMetrics */
+        ClusterMetrics: {
+            /** Cluster Id */
+            cluster_id: string;
+            /** End */
+            end: string;
+            /** Series */
+            series: components["schemas"]["MetricSeries"][];
+            /** Start */
+            start: string;
+            /** Step Seconds */
+            step_seconds: number;
         };
         /** ClusterPage */
         ClusterPage: {
@@ -1289,6 +1348,32 @@ export interface components {
              */
             type: "SCALAR";
         };
+        /**
+         * MetricSeries
+         * @description One figure of one member (of one of its dedicated disks for ``disk_used``/``disk_size``) over
+         *     time: ``points`` are [unix seconds, value] pairs, oldest first.
+         */
+        MetricSeries: {
+            /** Disk */
+            disk?: string | null;
+            /**
+             * Figure
+             * @enum {string}
+             */
+            figure: "cpu" | "memory" | "memory_limit" | "disk_read" | "disk_write" | "network_receive" | "network_transmit" | "disk_used" | "disk_size";
+            /** Member */
+            member: string;
+            /** Points */
+            points: [
+                number,
+                number
+            ][];
+            /**
+             * Unit
+             * @enum {string}
+             */
+            unit: "cores" | "bytes" | "bytes/s" | "disks";
+        };
         /** MountSource */
         MountSource: {
             /** Root */
@@ -1361,6 +1446,17 @@ export interface components {
              */
             name: string;
         };
+        /** NodeMetrics */
+        NodeMetrics: {
+            /** End */
+            end: string;
+            /** Series */
+            series: components["schemas"]["NodeSeries"][];
+            /** Start */
+            start: string;
+            /** Step Seconds */
+            step_seconds: number;
+        };
         /** NodeReason */
         NodeReason: {
             /** Constraint */
@@ -1369,6 +1465,33 @@ export interface components {
             message: string;
             /** Node */
             node: string;
+        };
+        /**
+         * NodeSeries
+         * @description One figure of one node (disks: of one class in one state) over time; ``points`` as above.
+         */
+        NodeSeries: {
+            /** Disk Class */
+            disk_class?: string | null;
+            /**
+             * Figure
+             * @enum {string}
+             */
+            figure: "disks" | "cpus" | "cpus_allocated" | "cpus_used" | "memory" | "memory_allocated" | "memory_used";
+            /** Node */
+            node: string;
+            /** Points */
+            points: [
+                number,
+                number
+            ][];
+            /** State */
+            state?: string | null;
+            /**
+             * Unit
+             * @enum {string}
+             */
+            unit: "cores" | "bytes" | "bytes/s" | "disks";
         };
         /** PlacedMember */
         PlacedMember: {
@@ -2749,6 +2872,76 @@ export interface operations {
                 };
             };
             /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    node_metrics_admin_metrics_get: {
+        parameters: {
+            query?: {
+                /** @description how far back */
+                minutes?: number;
+                /** @description seconds between two points */
+                step?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeMetrics"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the time-series database answered with an error (METRICS_ERROR) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the time-series database cannot be reached (METRICS_UNAVAILABLE) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4398,6 +4591,85 @@ export interface operations {
             };
         };
     };
+    cluster_metrics_clusters__username___product___version___cluster_id__metrics_get: {
+        parameters: {
+            query?: {
+                /** @description how far back */
+                minutes?: number;
+                /** @description seconds between two points */
+                step?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterMetrics"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the orchestrator or the time-series database answered with an error (METRICS_ERROR from the latter) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the orchestrator or the time-series database cannot be reached (METRICS_UNAVAILABLE from the latter) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     health_health_get: {
         parameters: {
             query?: never;
@@ -5017,6 +5289,10 @@ export const jobStateValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const lsblkDeviceRotaAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LsblkDevice"]["rota"]> = [0, 1, "0", "1", "true", "false"];
 export const memberStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemberState"]> = ["PENDING", "LAUNCHING", "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_FINISHED", "TASK_FAILED", "TASK_KILLED", "TASK_ERROR", "TASK_LOST", "TASK_DROPPED", "TASK_UNREACHABLE", "TASK_GONE", "TASK_GONE_BY_OPERATOR", "TASK_UNKNOWN"];
 export const mesosResourceNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MesosResource"]["name"]> = ["cpus", "mem", "disk"];
+export const metricSeriesFigureValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MetricSeries"]["figure"]> = ["cpu", "memory", "memory_limit", "disk_read", "disk_write", "network_receive", "network_transmit", "disk_used", "disk_size"];
+export const metricSeriesUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MetricSeries"]["unit"]> = ["cores", "bytes", "bytes/s", "disks"];
+export const nodeSeriesFigureValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeSeries"]["figure"]> = ["disks", "cpus", "cpus_allocated", "cpus_used", "memory", "memory_allocated", "memory_used"];
+export const nodeSeriesUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeSeries"]["unit"]> = ["cores", "bytes", "bytes/s", "disks"];
 export const poolCreateDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PoolCreate"]["driver"]> = ["bridge", "macvlan"];
 export const portSpecProtocolValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PortSpec"]["protocol"]> = ["tcp", "udp"];
 export const restartPolicyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RestartPolicy"]> = ["never", "replace"];

@@ -14,6 +14,8 @@ export type MemberState = Schemas['MemberState'];
 export type MemberDisk = Schemas['HeldDisk'];
 export type Port = Schemas['PortSpec'];
 export type ClusterEvent = Schemas['EventView'];
+export type ClusterMetrics = Schemas['ClusterMetrics'];
+export type MetricSeries = Schemas['MetricSeries'];
 /** Every cluster state the API documents (a newer server may send others: show them as they are). */
 export const CLUSTER_STATES: readonly ClusterState[] = clusterStateValues;
 
@@ -51,6 +53,8 @@ export type DiskState = Disk['state'];
 export type DiskPage = Schemas['DiskPage'];
 export type DiscoverResult = Schemas['DiscoverResult'];
 export type IpPool = Schemas['IpPool'];
+export type NodeMetrics = Schemas['NodeMetrics'];
+export type NodeSeries = Schemas['NodeSeries'];
 
 // --- errors
 export type ErrorEnvelope = Schemas['ErrorEnvelope'];

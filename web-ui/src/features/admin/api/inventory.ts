@@ -1,5 +1,5 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-import type { DiscoverResult, Disk, DiskClass, DiskPage, IpPool, Node } from '@/lib/api/types';
+import type { DiscoverResult, Disk, DiskClass, DiskPage, IpPool, Node, NodeMetrics } from '@/lib/api/types';
 
 export type DiskAction = 'retire' | 'fail' | 'wipe';
 
@@ -25,4 +25,9 @@ export function setDiskClass(diskId: number, diskClass: DiskClass): Promise<Disk
 
 export function rediscover(node: string): Promise<DiscoverResult> {
   return apiRequest<DiscoverResult>(`/admin/nodes/${encodeURIComponent(node)}/discover`, jsonBody('POST', {}));
+}
+
+/** Per node and disk class: capacity, allocation, use and the wipe queue over the last `minutes`. */
+export function getNodeMetrics(minutes = 60, step = 30): Promise<NodeMetrics> {
+  return apiRequest<NodeMetrics>(`/admin/metrics?minutes=${minutes}&step=${step}`);
 }

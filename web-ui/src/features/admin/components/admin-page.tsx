@@ -7,6 +7,7 @@ import { ClusterListPage } from '@/features/clusters/components/cluster-list-pag
 import { QuotaAdmin } from '@/features/quotas/components/quota-admin';
 
 import { getIpPools, getNodes } from '../api/inventory';
+import { CapacityCharts } from './capacity-charts';
 import { DiskMap } from './disk-map';
 
 /** Admin: every node's disk map, the IP pools with their usage, users' quotas, and all users' clusters. */
@@ -16,6 +17,8 @@ export function AdminPage() {
   return (
     <section className="page">
       <h1>Admin</h1>
+      <h2>Capacity over time</h2>
+      <CapacityCharts />
       <h2>Nodes and disks</h2>
       {nodes.isPending ? (
         <LoadingState label="Loading nodes…" />

@@ -1,5 +1,5 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-import type { Cluster, ClusterPage, Job } from '@/lib/api/types';
+import type { Cluster, ClusterMetrics, ClusterPage, Job } from '@/lib/api/types';
 
 import { clusterPath, type ClusterAddress } from '../lib/cluster';
 
@@ -36,4 +36,9 @@ export function listJobs(address: ClusterAddress): Promise<Job[]> {
 
 export function getJob(address: ClusterAddress, jobId: string): Promise<Job> {
   return apiRequest<Job>(`${clusterPath(address)}/jobs/${jobId}`);
+}
+
+/** Per-member figures of the last `minutes`, a point every `step` seconds. */
+export function getClusterMetrics(address: ClusterAddress, minutes = 30, step = 15): Promise<ClusterMetrics> {
+  return apiRequest<ClusterMetrics>(`${clusterPath(address)}/metrics?minutes=${minutes}&step=${step}`);
 }

@@ -11,6 +11,7 @@ import { clusterQueryKey, useLiveCluster } from '../hooks/use-live-cluster';
 import { clusterPath, type ClusterAddress } from '../lib/cluster';
 import { EventTimeline } from './event-timeline';
 import { JobList } from './job-list';
+import { MemberCharts } from './member-charts';
 import { MemberTable } from './member-table';
 import { StateBadge } from './state-badge';
 
@@ -74,6 +75,12 @@ function LiveClusterPage({ address }: { address: ClusterAddress }) {
         </div>
       )}
       {remove.isError && <ErrorAlert title="The delete was refused" error={remove.error} />}
+      {c.state !== 'DESTROYED' && (
+        <>
+          <h2>Members over time</h2>
+          <MemberCharts address={address} />
+        </>
+      )}
       <h2>Jobs</h2>
       <JobList address={address} />
       <h2>Timeline</h2>
