@@ -29,7 +29,7 @@ from pathlib import Path
 from results import machine, record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from hadoop_cluster import bench_user, run_job, running_hadoop  # noqa: E402
+from live_platform import bench_user, run_job, running_hadoop  # noqa: E402
 
 # $1 MiB per file, $2 files at once; prints the seconds from the first write to the last -put's end.
 SCRIPT = """\

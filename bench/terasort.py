@@ -32,7 +32,7 @@ import docker
 from results import machine, record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from hadoop_cluster import bench_user, run_job, running_hadoop  # noqa: E402
+from live_platform import bench_user, run_job, running_hadoop  # noqa: E402
 
 IMAGE = "spindle/hadoop:3.3"
 DATANODES, DN_CPUS, DN_MEM_MB = 2, 0.5, 2048

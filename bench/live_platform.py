@@ -1,5 +1,6 @@
-"""A hadoop cluster of the running platform for a benchmark: launched through the REST API, waited
-for, one Spindle job run on it, deleted (and waited for) at the end."""
+"""The running platform for a benchmark: a user made for the run, removed after it; a hadoop cluster
+launched through the REST API, waited for, one Spindle job run on it, deleted (and waited for) at the
+end."""
 import os
 import time
 from collections.abc import Iterator
