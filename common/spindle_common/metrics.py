@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Response
+from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -28,7 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from spindle_common import db
-from spindle_common.errors import ApiError
+from spindle_common.errors import envelope
 
 log = logging.getLogger("spindle.metrics")
 
@@ -102,7 +103,8 @@ def install_metrics(app: FastAPI, service: str, token: str, collectors: Iterable
     def metrics(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(METRICS_BEARER)]) -> Response:
         """The service's metrics, for the time-series database's scraper."""
         if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
-            raise ApiError(401, "UNAUTHENTICATED", "metrics need the platform's metrics token")
+            # (answered here, not raised: an app without Spindle's error handlers, like the Mesos master's, too)
+            return JSONResponse(envelope("UNAUTHENTICATED", "metrics need the platform's metrics token"), 401)
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return registry

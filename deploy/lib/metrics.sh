@@ -18,10 +18,11 @@ build_victoria_metrics() {
     github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
 }
 
-# The scrape configuration: every Spindle service on this machine.
+# The scrape configuration: every Spindle service on this machine and the Mesos master.
 write_scrape_config() {
   local dir="$SPINDLE_STATE_DIR/victoria-metrics" s targets=""
   for s in "${SERVICES[@]}"; do targets+="'127.0.0.1:${SERVICE_PORTS[$s]}', "; done
+  targets+="'127.0.0.1:$SPINDLE_MESOS_PORT', "
   (umask 077; cat > "$dir/scrape.yml" <<YML
 global:
   scrape_interval: $SPINDLE_METRICS_SCRAPE_INTERVAL

@@ -18,8 +18,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from spindle_common.metrics import DEV_METRICS_TOKEN, install_metrics
 from spindle_mesos_embedded import protocol
 from spindle_mesos_embedded.master import HEARTBEAT_S, Master
+from spindle_mesos_embedded.metrics import MasterMetrics
 from spindle_mesos_embedded.recordio import event_stream
 
 ALLOCATION_INTERVAL_S = 1.0
@@ -65,10 +67,12 @@ def authenticated_principal(credentials: dict[str, str], header: str | None) -> 
     return principal if known is not None and hmac.compare_digest(known.encode(), secret.encode()) else None
 
 
-def build_app(master: Master, token: str = "", credentials: dict[str, str] | None = None) -> FastAPI:
+def build_app(master: Master, token: str = "", credentials: dict[str, str] | None = None,
+              metrics_token: str = DEV_METRICS_TOKEN) -> FastAPI:
     """``token``: the internal token agents must present (none: any agent may register).
     ``credentials``: principal → secret; frameworks and operator calls must authenticate with one
-    (none: no authentication, as a Mesos master without ``--authenticate_http_frameworks``)."""
+    (none: no authentication, as a Mesos master without ``--authenticate_http_frameworks``).
+    ``metrics_token``: what the scraper presents for ``GET /metrics`` (the master's figures)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
@@ -154,4 +158,5 @@ def build_app(master: Master, token: str = "", credentials: dict[str, str] | Non
     async def health() -> dict:
         return {"status": "ok"}
 
+    install_metrics(app, "mesos-master", metrics_token, [MasterMetrics(master)])
     return app

@@ -38,6 +38,7 @@ import httpx
 import uvicorn
 
 from spindle_common.auth import internal_headers
+from spindle_common.metrics import DEV_METRICS_TOKEN
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.agent_app import build_agent_app
 from spindle_mesos_embedded.app import build_app, load_credentials
@@ -161,7 +162,8 @@ def run() -> None:
             signal.signal(sig, lambda *_: None)
     credentials_file = os.environ.get("SPINDLE_MESOS_CREDENTIALS", "")
     credentials = load_credentials(credentials_file) if credentials_file else None
-    app = build_app(master, os.environ.get("SPINDLE_INTERNAL_TOKEN", ""), credentials)
+    app = build_app(master, os.environ.get("SPINDLE_INTERNAL_TOKEN", ""), credentials,
+                    os.environ.get("SPINDLE_METRICS_TOKEN") or DEV_METRICS_TOKEN)
     config = uvicorn.Config(app, host=host, port=port,
                             log_level="warning", timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_S)
     # SPINDLE_EXTRA_HOSTS: more addresses to listen on (e.g. the node fabric's), as every service.

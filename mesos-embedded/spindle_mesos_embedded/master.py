@@ -59,6 +59,7 @@ class Master:
         self.tasks: dict[tuple[str, str], Task] = {}  # (framework id, task id) → task
         self.agents: dict[str, Agent] = {}
         self.agent_count = 0
+        self.offers_made = 0  # offers sent, over the master's life (its /metrics)
         # Explicit reconciliations that wait for a recovered agent: (framework id, task id, agent id or "").
         self.deferred: list[tuple[str, str, str]] = []
         # Set when an allocation should run now rather than at the next interval (a REVIVE, a new
@@ -329,6 +330,7 @@ class Master:
                          "resources": res.for_role(available, framework.role)}
                 framework.offers[agent.agent_id] = offer
                 new.append(offer)
+                self.offers_made += 1
             if new:
                 framework.events.put_nowait({"type": "OFFERS", "offers": {"offers": new}})
 
