@@ -45,16 +45,22 @@ MEMBER_FIGURES: dict[FigureName, Figure] = {
 }
 
 
+def per_node(query: str) -> str:
+    """``query`` by node, 0 for a node it has no series for (nothing placed or running there): a
+    chart's line goes back to 0 instead of keeping the last value it saw."""
+    return f"(sum by (node) ({query}) or sum by (node) (spindle_node_cpus) * 0)"
+
+
 # The admin page's figures over time: per node (and disk class and state for disks): capacity,
 # what placed tasks hold, what members use; disks by state (the wipe queue is state "wiping").
 NODE_FIGURES: dict[NodeFigureName, Figure] = {
     "disks": Figure("sum by (node, disk_class, state) (spindle_disks)", "disks", ("node", "disk_class", "state")),
     "cpus": Figure("sum by (node) (spindle_node_cpus)", "cores", ("node",)),
-    "cpus_allocated": Figure("sum by (node) (spindle_node_allocated_cpus)", "cores", ("node",)),
-    "cpus_used": Figure(f"sum by (node) (rate(spindle_member_cpu_seconds_total[{RATE_WINDOW}]))", "cores", ("node",)),
+    "cpus_allocated": Figure(per_node("spindle_node_allocated_cpus"), "cores", ("node",)),
+    "cpus_used": Figure(per_node(f"rate(spindle_member_cpu_seconds_total[{RATE_WINDOW}])"), "cores", ("node",)),
     "memory": Figure("sum by (node) (spindle_node_mem_mb) * 1048576", "bytes", ("node",)),
-    "memory_allocated": Figure("sum by (node) (spindle_node_allocated_mem_mb) * 1048576", "bytes", ("node",)),
-    "memory_used": Figure("sum by (node) (spindle_member_memory_bytes)", "bytes", ("node",)),
+    "memory_allocated": Figure(per_node("spindle_node_allocated_mem_mb") + " * 1048576", "bytes", ("node",)),
+    "memory_used": Figure(per_node("spindle_member_memory_bytes"), "bytes", ("node",)),
 }
 
 

@@ -1,10 +1,16 @@
 """disk-service's figures at /metrics (read from its tables at each scrape): disks by node, class
 and state with their bytes, wipes done and the seconds they took, and each node's heartbeat age."""
+from spindle_common.contracts import DISK_STATES
 from spindle_common.metrics import QueryMetrics
 
 FAMILIES = [
+    # Every state of every class a node has, 0 included: a chart's line goes back to 0 when the last
+    # disk leaves a state (a series that stops would keep showing its last value).
     ("gauge", "spindle_disks", "Disks by node, class and state", ["node", "disk_class", "state"],
-     "SELECT n.name, d.disk_class, d.state, count(*) FROM disk.disks d JOIN disk.nodes n ON n.id = d.node_id "
+     "SELECT n.name, c.disk_class, s.state, count(d.id) FROM disk.nodes n "
+     "JOIN (SELECT DISTINCT node_id, disk_class FROM disk.disks) c ON c.node_id = n.id "
+     f"CROSS JOIN unnest(ARRAY[{', '.join(repr(state) for state in DISK_STATES)}]) AS s(state) "
+     "LEFT JOIN disk.disks d ON d.node_id = n.id AND d.disk_class = c.disk_class AND d.state = s.state "
      "GROUP BY 1, 2, 3"),
     ("gauge", "spindle_disk_bytes", "Bytes of the disks by node, class and state", ["node", "disk_class", "state"],
      "SELECT n.name, d.disk_class, d.state, sum(d.size_bytes) FROM disk.disks d "

@@ -2,9 +2,9 @@
 
 Every ``SPINDLE_MEMBER_STATS_INTERVAL_S`` it reads, for every running Spindle container on this node's
 dockerd (members and job drivers: the ``io.spindle.*`` labels), Docker's one-shot statistics — CPU
-seconds, memory in use (without the reclaimable page cache, as ``docker stats`` shows it), bytes read
-and written on block devices, network bytes — and, for each dedicated disk bound at ``/data/N``, the
-bytes used and its size from the host's mount. It pushes them to VictoriaMetrics
+seconds, memory in use (without the reclaimable page cache, as ``docker stats`` shows it), network bytes —
+and, for each dedicated disk bound at ``/data/N``, the bytes used and its size from the host's mount
+and the bytes read and written from its device's counters. It pushes them to VictoriaMetrics
 (``/api/v1/import/prometheus``, basic auth with the metrics token), labelled ``cluster``, ``member``,
 ``node`` (and ``disk`` for disk figures): the same ids the API knows, so the api-server can ask for
 one cluster's members only.
@@ -21,6 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import docker
@@ -64,42 +65,51 @@ def memory_in_use(memory: dict[str, Any]) -> int:
     return max(0, usage - int(cache or 0))
 
 
-def block_io(blkio: dict[str, Any]) -> tuple[int, int]:
-    """Bytes read and written on block devices (all devices; op names as cgroup v1 or v2 give them)."""
-    read = written = 0
-    for entry in blkio.get("io_service_bytes_recursive") or []:
-        op = str(entry.get("op", "")).lower()
-        if op == "read":
-            read += int(entry.get("value") or 0)
-        elif op == "write":
-            written += int(entry.get("value") or 0)
-    return read, written
+@dataclass(frozen=True)
+class DedicatedDisk:
+    """A dedicated disk as bound into a member: where (``/data/N``), its bytes used and size, and the
+    bytes read from and written to its whole device since the device appeared."""
+
+    target: str
+    used: int
+    size: int
+    read: int
+    written: int
 
 
-def member_lines(stats: dict[str, Any], labels: dict[str, str],
-                 disks: Iterable[tuple[str, int, int]] = ()) -> list[str]:
-    """The samples of one container: its Docker statistics and its disks (target, used, size)."""
+def device_bytes(stat_line: str) -> tuple[int, int]:
+    """Bytes read and written from a block device's ``/sys/dev/block/M:m/stat`` line (sectors of
+    512 bytes are its 3rd and 7th fields, whatever the device's own sector size)."""
+    fields = stat_line.split()
+    return int(fields[2]) * 512, int(fields[6]) * 512
+
+
+def member_lines(stats: dict[str, Any], labels: dict[str, str], disks: Iterable[DedicatedDisk] = ()) -> list[str]:
+    """The samples of one container: its Docker statistics (CPU, memory, network) and its dedicated
+    disks: use, size, and I/O. A member's disk I/O is its dedicated disks' device counters: the disks
+    are whole devices of its own, and (unlike a cgroup's blkio figures, which on cgroup v1 miss the
+    writeback of buffered writes) they count every byte that reached them."""
     lines = [line("spindle_member_cpu_seconds_total", labels,
                   int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9),
              line("spindle_member_memory_bytes", labels, memory_in_use(stats.get("memory_stats") or {}))]
     limit = (stats.get("memory_stats") or {}).get("limit")
     if limit:
         lines.append(line("spindle_member_memory_limit_bytes", labels, int(limit)))
-    read, written = block_io(stats.get("blkio_stats") or {})
-    lines += [line("spindle_member_disk_read_bytes_total", labels, read),
-              line("spindle_member_disk_written_bytes_total", labels, written)]
     networks = (stats.get("networks") or {}).values()
     lines += [line("spindle_member_network_receive_bytes_total", labels, sum(n.get("rx_bytes", 0) for n in networks)),
               line("spindle_member_network_transmit_bytes_total", labels,
                    sum(n.get("tx_bytes", 0) for n in networks))]
-    for target, used, size in disks:
-        lines += [line("spindle_member_disk_used_bytes", {**labels, "disk": target}, used),
-                  line("spindle_member_disk_size_bytes", {**labels, "disk": target}, size)]
+    for disk in disks:
+        on_disk = {**labels, "disk": disk.target}
+        lines += [line("spindle_member_disk_used_bytes", on_disk, disk.used),
+                  line("spindle_member_disk_size_bytes", on_disk, disk.size),
+                  line("spindle_member_disk_read_bytes_total", on_disk, disk.read),
+                  line("spindle_member_disk_written_bytes_total", on_disk, disk.written)]
     return lines
 
 
-def dedicated_disks(attrs: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(target, bytes used, size) of every dedicated disk bound into the container (``/data/N``)."""
+def dedicated_disks(attrs: dict[str, Any], sys_root: str = "/sys") -> list[DedicatedDisk]:
+    """Every dedicated disk bound into the container (``/data/N``), from the host's mount of it."""
     disks = []
     for mount in attrs.get("Mounts") or []:
         target = mount.get("Destination", "")
@@ -107,10 +117,14 @@ def dedicated_disks(attrs: dict[str, Any]) -> list[tuple[str, int, int]]:
             continue
         try:
             st = os.statvfs(mount["Source"])
+            dev = os.stat(mount["Source"]).st_dev
+            with open(f"{sys_root}/dev/block/{os.major(dev)}:{os.minor(dev)}/stat") as stat:
+                read, written = device_bytes(stat.read())
         except OSError:
             continue  # unmounted meanwhile (a wipe)
-        disks.append((target, (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_blocks * st.f_frsize))
-    return sorted(disks)
+        disks.append(DedicatedDisk(target, (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_blocks * st.f_frsize,
+                                   read, written))
+    return sorted(disks, key=lambda d: d.target)
 
 
 def collect(client: docker.DockerClient, node: str) -> list[str]:

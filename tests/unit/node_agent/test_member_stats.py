@@ -1,9 +1,18 @@
-"""How a node turns Docker's one-shot statistics of a member into samples (cgroup v1 and v2 shapes),
-and how label values are escaped."""
+"""How a node turns Docker's one-shot statistics of a member and its dedicated disks (use, device
+I/O counters) into samples (cgroup v1 and v2 shapes), and how label values are escaped."""
+import os
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from spindle_node_agent.member_stats import block_io, line, member_lines, memory_in_use
+from spindle_node_agent.member_stats import (
+    DedicatedDisk,
+    dedicated_disks,
+    device_bytes,
+    line,
+    member_lines,
+    memory_in_use,
+)
 
 LABELS = {"cluster": "c0123456789", "member": "c0123456789-worker-1", "node": "vm"}
 V1 = {"cpu_stats": {"cpu_usage": {"total_usage": 2_500_000_000}},
@@ -37,35 +46,52 @@ def test_memory_in_use_leaves_out_the_inactive_page_cache(memory, expected):
     assert memory_in_use(memory) == expected
 
 
-@pytest.mark.parametrize(("blkio", "expected"), [
-    (V1["blkio_stats"], (4096, 9192)),
-    (V2["blkio_stats"], (5, 7)),
-    ({"io_service_bytes_recursive": None}, (0, 0)),  # cgroup v2 without io accounting
-    ({}, (0, 0)),
+@pytest.mark.parametrize(("stat", "expected"), [
+    ("     120        0     2048       30      400        5    81920     1000        0      900     1030",
+     (2048 * 512, 81920 * 512)),
+    ("0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", (0, 0)),
 ])
-def test_block_io_sums_reads_and_writes_over_devices(blkio, expected):
-    assert block_io(blkio) == expected
+def test_device_bytes_are_sectors_of_512(stat, expected):
+    assert device_bytes(stat) == expected
+
+
+def test_dedicated_disks_are_read_from_the_host_mount_and_its_device(tmp_path):
+    dev = os.stat(tmp_path).st_dev
+    sys_root = tmp_path / "sys"
+    (sys_root / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}").mkdir(parents=True)
+    (sys_root / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}" / "stat").write_text(
+        "1 0 10 0 2 0 20 0 0 0 0\n")
+    attrs = {"Mounts": [{"Source": str(tmp_path), "Destination": "/data/2"},
+                        {"Source": str(tmp_path), "Destination": "/etc/spindle/x"},  # a config file: not a disk
+                        {"Source": str(tmp_path / "gone"), "Destination": "/data/1"}]}  # unmounted meanwhile
+    [disk] = dedicated_disks(attrs, str(sys_root))
+    assert (disk.target, disk.read, disk.written) == ("/data/2", 10 * 512, 20 * 512)
+    assert 0 <= disk.used <= disk.size and disk.size > 0
 
 
 def test_a_members_samples_with_its_disks():
-    samples = parsed(member_lines(V1, LABELS, [("/data/1", 1 << 20, 4 << 30), ("/data/2", 0, 4 << 30)]))
+    samples = parsed(member_lines(V1, LABELS, [DedicatedDisk("/data/1", 1 << 20, 4 << 30, 4096, 8192),
+                                               DedicatedDisk("/data/2", 0, 4 << 30, 0, 1000)]))
     key = tuple(sorted(LABELS.items()))
     assert samples[("spindle_member_cpu_seconds_total", key)] == 2.5
     assert samples[("spindle_member_memory_bytes", key)] == 200 << 20
     assert samples[("spindle_member_memory_limit_bytes", key)] == 1 << 30
-    assert samples[("spindle_member_disk_read_bytes_total", key)] == 4096
-    assert samples[("spindle_member_disk_written_bytes_total", key)] == 9192
     assert samples[("spindle_member_network_receive_bytes_total", key)] == 11
     assert samples[("spindle_member_network_transmit_bytes_total", key)] == 22
     disk = tuple(sorted({**LABELS, "disk": "/data/1"}.items()))
     assert samples[("spindle_member_disk_used_bytes", disk)] == 1 << 20
     assert samples[("spindle_member_disk_size_bytes", disk)] == 4 << 30
+    assert samples[("spindle_member_disk_read_bytes_total", disk)] == 4096
+    assert samples[("spindle_member_disk_written_bytes_total", disk)] == 8192
+    second = tuple(sorted({**LABELS, "disk": "/data/2"}.items()))
+    assert samples[("spindle_member_disk_written_bytes_total", second)] == 1000
 
 
 def test_a_member_without_networks_limit_or_disks():
     samples = parsed(member_lines(V2, LABELS))
     names = {name for name, _ in samples}
     assert "spindle_member_memory_limit_bytes" not in names and "spindle_member_disk_used_bytes" not in names
+    assert "spindle_member_disk_written_bytes_total" not in names  # no dedicated disk, no disk I/O
     assert samples[("spindle_member_network_receive_bytes_total", tuple(sorted(LABELS.items())))] == 0
 
 
