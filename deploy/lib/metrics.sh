@@ -18,6 +18,14 @@ build_victoria_metrics() {
     github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
 }
 
+# start_victoria_metrics_build -> the build runs in the background (its module downloads are mostly
+# network time) while `up` installs and builds the rest; ensure_victoria_metrics waits for it.
+VM_BUILD_PID=""
+start_victoria_metrics_build() {
+  build_victoria_metrics > "$SPINDLE_LOG_DIR/victoria-metrics-build.log" 2>&1 &
+  VM_BUILD_PID=$!
+}
+
 # The scrape configuration: every Spindle service on this machine and the Mesos master.
 write_scrape_config() {
   local dir="$SPINDLE_STATE_DIR/victoria-metrics" s targets=""
@@ -40,7 +48,12 @@ metrics_ok() { curl -fs -u "spindle:$(cat "$SPINDLE_STATE_DIR/metrics-token")" "
 ensure_victoria_metrics() {
   local dir="$SPINDLE_STATE_DIR/victoria-metrics" addrs="127.0.0.1:$SPINDLE_METRICS_PORT"
   [[ -n "${SPINDLE_FABRIC_ADDR:-}" ]] && addrs+=",$SPINDLE_FABRIC_ADDR:$SPINDLE_METRICS_PORT"
-  build_victoria_metrics
+  if [[ -n "$VM_BUILD_PID" ]]; then
+    wait "$VM_BUILD_PID" || die "building VictoriaMetrics failed, see $SPINDLE_LOG_DIR/victoria-metrics-build.log"
+    VM_BUILD_PID=""
+  else
+    build_victoria_metrics
+  fi
   mkdir -p "$dir/data"
   write_scrape_config
   start_daemon victoria-metrics "$VM_BIN" -storageDataPath="$dir/data" -retentionPeriod="$SPINDLE_METRICS_RETENTION" \

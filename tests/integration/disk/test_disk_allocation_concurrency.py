@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 
 from tests.support.race import race
 
-ROUNDS = 20
+ROUNDS = 8
 CLIENTS = 50
 
 
