@@ -19,27 +19,20 @@ print("STRANGER COUNT", spark.sparkContext.parallelize(range(10), 2).count(), fl
 # Only what a plain PySpark needs: no SPINDLE_CLUSTER_SECRET, no SPARK_CONF_DIR, no gateway of ours.
 env = {k: os.environ[k] for k in ("PATH", "SPARK_HOME", "PYSPARK_PYTHON", "JAVA_HOME") if k in os.environ}
 env["HOME"] = "/tmp"
-env["PYSPARK_SUBMIT_ARGS"] = "--driver-memory 256m pyspark-shell"  # beside this driver in the job's memory
-# The stranger tries (Spark gives up on a master after 3 × 20 s) while this driver runs its own
-# application: the master must tell them apart at the same time.
-stranger = subprocess.Popen([sys.executable, "-c", STRANGER], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-
-spark = SparkSession.builder.appName("tenant").getOrCreate()
-count = spark.sparkContext.parallelize(range(1000), 4).count()
-spark.stop()
-
 try:
-    output, _ = stranger.communicate(timeout=150)
-    stranger_exit = stranger.returncode
-except subprocess.TimeoutExpired:
-    stranger.kill()
-    stranger_exit, output = None, "timed out: " + stranger.communicate()[0]
+    stranger = subprocess.run([sys.executable, "-c", STRANGER], env=env, capture_output=True, text=True,
+                              timeout=150)
+    stranger_exit, output = stranger.returncode, stranger.stdout + stranger.stderr
+except subprocess.TimeoutExpired as e:
+    stranger_exit, output = None, f"timed out: {e.stdout!r} {e.stderr!r}"
 
 # What the stranger's driver said about the master (the whole log is long: Java stack traces).
 notes = [line for line in output.splitlines()
          if ("ERROR" in line or "WARN" in line or "master" in line.lower()) and not line.startswith("\tat ")]
 output = "\n".join(notes[:60]) + "\n...\n" + output[-1500:]
 
+spark = SparkSession.builder.appName("tenant").getOrCreate()
+count = spark.sparkContext.parallelize(range(1000), 4).count()
+spark.stop()
 print("RESULT " + json.dumps({"stranger_exit": stranger_exit, "stranger_output": output[-6000:],
                               "count": count}), flush=True)
