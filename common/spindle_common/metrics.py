@@ -35,9 +35,9 @@ log = logging.getLogger("spindle.metrics")
 
 DEV_METRICS_TOKEN = "dev-insecure-metrics-token"
 UNMATCHED = "unmatched"
-# Request latencies from a millisecond to a minute (SSE streams are counted when they end).
 METRICS_BEARER = HTTPBearer(auto_error=False, scheme_name="MetricsToken",
                             description="the platform's metrics token: Authorization: Bearer <token>")
+# Request latencies from a millisecond to a minute (SSE streams are counted when they end).
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
@@ -93,7 +93,6 @@ def install_metrics(app: FastAPI, service: str, token: str, collectors: Iterable
     for collector in collectors:
         registry.register(collector)
     app.add_middleware(MetricsMiddleware, metrics=HttpMetrics(registry, service))
-    app.state.metrics_registry = registry
 
     @app.get("/metrics", tags=["metrics"], response_class=Response, responses={
         200: {"description": "Prometheus text exposition format",
@@ -112,7 +111,7 @@ def install_metrics(app: FastAPI, service: str, token: str, collectors: Iterable
 
 class QueryMetrics:
     """Figures read from the service's own tables at each scrape: per family, one SQL query whose rows
-    are the label values, then the value (a family with no rows is absent). ``kind`` "gauge" or
+    are the label values, then the value (a family with no rows has no samples). ``kind`` "gauge" or
     "counter" (then ``name`` has no ``_total``; a total the tables keep, like wipes done). With the
     database down, the scrape still answers (without these) and the failure is logged."""
 
