@@ -81,9 +81,11 @@ def fuzzed_api(fresh_database, consul_url, platform_env):
     orchestrator = build_orchestrator(OrchestratorSettings(database_url=fresh_database, internal_token=token))
     with serve(orchestrator) as orchestrator_url, serve(disk_service) as disk_url, \
             serve(network_service) as network_url:
+        # (the platform's time-series database, with its token, as the platform's Consul)
         api = build_app(Settings(database_url=fresh_database, consul_url=consul_url, internal_token=token,
                                  orchestrator_url=orchestrator_url, disk_service_url=disk_url,
-                                 network_service_url=network_url))
+                                 network_service_url=network_url,
+                                 metrics_token=platform_env["SPINDLE_METRICS_TOKEN"]))
         with serve(api) as api_url:
             with session_factory(fresh_database)() as session, session.begin():
                 tokens = {}
