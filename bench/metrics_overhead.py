@@ -108,13 +108,15 @@ def main() -> None:
           f"{SERIES_PER_MEMBER} series per member every 15 s → {per_day / 1024:.0f} KiB per member per day")
     if args.no_record:
         return
+    command = COMMAND + "".join(f" --{name} {value:g}" for name, value, default in (
+        ("members", args.members, 3), ("seconds", args.seconds, 180), ("settle", args.settle, 60)) if value != default)
     header = ("| measured (UTC) | members | seconds per side | machine CPU collecting | not collecting | difference "
               "| VictoriaMetrics + member-stats own | TSDB per member per day | machine | command |\n"
               + "|---" * 10 + "|")
     record(HEADING, header,
            f"| {started} | {args.members} | {args.seconds:g} | {on:.2%} | {off:.2%} | **{on - off:+.2%}** | "
            f"{sum(own.values()):.2%} ({', '.join(f'{v:.2%}' for v in own.values())}) | "
-           f"{per_day / 1024:.0f} KiB ({per_sample:.2f} B/sample) | {machine()} | `{COMMAND}` |")
+           f"{per_day / 1024:.0f} KiB ({per_sample:.2f} B/sample) | {machine()} | `{command}` |")
 
 
 if __name__ == "__main__":
