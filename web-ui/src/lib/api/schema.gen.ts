@@ -569,7 +569,7 @@ export interface paths {
          * Cluster Metrics
          * @description Per-member series of the last ``minutes``, a point every ``step`` seconds (at most 1440 points
          *     per series): ``cpu`` (cores in use), ``memory`` and ``memory_limit`` (bytes), ``disk_read`` and
-         *     ``disk_write`` (bytes/s on block devices), ``network_receive`` and ``network_transmit`` (bytes/s),
+         *     ``disk_write`` (bytes/s on its dedicated disks' devices), ``network_receive`` and ``network_transmit`` (bytes/s),
          *     and per dedicated disk ``disk_used`` and ``disk_size`` (bytes). Members that ran on a node that
          *     does not report (yet) have no series.
          */
