@@ -220,7 +220,7 @@ kill_node() {
   unmount_below "$SPINDLE_NODES_RUN/$node"
   unmount_below "$SPINDLE_NODES_DIR/$node/docker"
   unmount_below "$SPINDLE_NODES_DIR/$node/mesos-agent" # sandboxes the executors bound nosuid,nodev
-  for c in dockerd node-agent mesos-agent; do rm -f "$SPINDLE_RUN_DIR/node-$node-$c".{pid,start}; done
+  rm -f "$SPINDLE_RUN_DIR/node-$node-"*.{pid,start} # every daemon the node ran, whatever it was
   log "node $node killed"
 }
 
