@@ -22,6 +22,7 @@ from spindle_client.commands import (
     cmd_submit,
     launch_options,
 )
+from spindle_client.logs_commands import add_logs_command
 from spindle_client.quota_commands import add_quota_commands
 from spindle_client.status import service_statuses
 from spindle_client.token_commands import cmd_tokens, duration_s
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.set_defaults(func=api_command(cmd_tokens))
     add_quota_commands(sub, machine, api_command)
     add_top_command(sub, machine, api_command)
+    add_logs_command(sub, machine, api_command)
     return parser
 
 

@@ -170,6 +170,37 @@ class SpindleClient:
         return self._get(models.ClusterMetrics, "GET", f"{cluster_path(cluster)}/metrics",
                          params={"minutes": minutes, "step": step})
 
+    def member_logs(self, cluster: ClusterAddress, member: str, tail: int = 200, since: float | None = None) -> str:
+        """A member's last ``tail`` log lines (since ``since``, unix seconds), each with its time."""
+        params: dict[str, Any] = {"tail": tail, **({"since": since} if since is not None else {})}
+        try:
+            response = self._http.get(f"{cluster_path(cluster)}/members/{member}/logs", params=params)
+        except httpx.HTTPError as exc:
+            raise SpindleError(0, "UNREACHABLE", f"cannot reach {self._http.base_url}: {exc}") from exc
+        if not response.is_success:
+            _answer(response)  # raises with the error envelope
+        return response.text
+
+    def follow_member_logs(self, cluster: ClusterAddress, member: str, tail: int = 200) -> Iterator[str]:
+        """A member's last ``tail`` log lines, then each new one as it is written (SSE), until its
+        container ends."""
+        path = f"{cluster_path(cluster)}/members/{member}/logs"
+        try:
+            with self._http.stream("GET", path, params={"tail": tail, "follow": "true"},
+                                   timeout=httpx.Timeout(30, read=None)) as response:
+                if not response.is_success:
+                    response.read()
+                    _answer(response)
+                for name, data in parse_sse(response.iter_lines()):
+                    if name == "line":
+                        yield str(data)
+                    elif name == "end":
+                        return
+                    elif name == "error":
+                        raise SpindleError(int(data.get("status", 502)), "STREAM_FAILED", str(data.get("message")))
+        except httpx.HTTPError as exc:
+            raise SpindleError(0, "UNREACHABLE", f"the log stream of {path} broke: {exc}") from exc
+
     def events(self, cluster: ClusterAddress, after_seq: int = 0) -> list[models.Event]:
         return self._get(list[models.Event], "GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq})
 

@@ -1,12 +1,18 @@
 """The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it
 with ``--authenticate_http_executors``: each call carries ``Authorization: Bearer <the token the
-agent gave that executor>``, else 401) and /health."""
+agent gave that executor>``, else 401), /health, and Spindle's own: a member container's logs on
+this node (``spindle_mesos_embedded.container_logs``)."""
 import contextlib
+import itertools
 import json
+from collections.abc import Callable
 
+import docker
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
+from spindle_mesos_embedded import container_logs as container_logs_module
+from spindle_mesos_embedded import protocol
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.master import HEARTBEAT_S
 from spindle_mesos_embedded.recordio import event_stream
@@ -16,7 +22,7 @@ def _bad(message: str, status_code: int = 400) -> Response:
     return Response(message, status_code=status_code, media_type="text/plain")
 
 
-def build_agent_app(agent: Agent) -> FastAPI:
+def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClient] = docker.from_env) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
         await agent.start()
@@ -51,5 +57,21 @@ def build_agent_app(agent: Agent) -> FastAPI:
     @app.get("/health")
     async def health() -> dict:
         return {"status": "ok", "agent_id": agent.agent_id, "registered": agent.registered.is_set()}
+
+    @app.get("/spindle/v1/containers/{name}/logs")
+    def container_logs(name: str, request: Request, tail: int | None = None, since: float | None = None,
+                       follow: bool = False) -> Response:
+        """A Spindle container's logs on this node, for the api-server (the internal token)."""
+        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
+            return _bad("container logs are for the platform (the internal token)", 401)
+        problem = container_logs_module.check_request(name, tail, since)
+        if problem:
+            return _bad(problem)
+        lines = container_logs_module.open_logs(docker_client(), name, tail, since, follow)
+        try:
+            first = next(lines, b"")
+        except container_logs_module.NoSuchContainer:
+            return _bad(f"no Spindle container {name} on this node", 404)
+        return StreamingResponse(itertools.chain([first], lines), media_type="text/plain; charset=utf-8")
 
     return app

@@ -33,7 +33,8 @@ def list_nodes(session: SessionDep, _: Admin):
 
 
 @router.get("/{name}", response_model=schemas.NodeOut)
-def get_node(name: str, session: SessionDep, caller: NodeOrAdmin):
+def get_node(name: str, session: SessionDep, caller: ServiceNodeOrAdmin):
+    """A node (services: where its agent is, e.g. the api-server reading a member's logs)."""
     require_own_node(caller, name)
     return inventory.node_or_404(session, name)
 

@@ -558,6 +558,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/members/{member}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Member Logs
+         * @description The member container's stdout and stderr as Docker keeps them (the last 30 MB at most).
+         */
+        get: operations["member_logs_clusters__username___product___version___cluster_id__members__member__logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/clusters/{username}/{product}/{version}/{cluster_id}/metrics": {
         parameters: {
             query?: never;
@@ -4564,6 +4584,108 @@ export interface operations {
             };
             /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    member_logs_clusters__username___product___version___cluster_id__members__member__logs_get: {
+        parameters: {
+            query?: {
+                /** @description the last N lines */
+                tail?: number;
+                /** @description lines from this unix time on */
+                since?: number | null;
+                /** @description an SSE stream of new lines */
+                follow?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+                /** @description the member's id, or its name in the cluster (worker-1) */
+                member: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the lines (RFC 3339 time, a space, the line), oldest first; with follow=true an SSE stream: an `event: line` per line (its data the line as a JSON string), live, then `event: end` when the member's container ends (`event: error` if its node fails) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster or member you may see (CLUSTER_NOT_FOUND, MEMBER_NOT_FOUND), or the member has no container now (NO_CONTAINER) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the member is not placed on a node (yet or any more) (MEMBER_NOT_PLACED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description as many live streams open as one user may (TOO_MANY_STREAMS) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
