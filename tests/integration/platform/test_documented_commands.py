@@ -214,6 +214,13 @@ def members_on_top(done: subprocess.CompletedProcess, values: dict) -> None:
     assert "/data/1:" in rows[member % "worker-1"] and "/data/2:" in rows[member % "worker-1"], done.stdout
 
 
+def worker_log(done: subprocess.CompletedProcess, _: dict) -> None:
+    """The Spark worker's own log: it registered with the master; each line starts with its time."""
+    lines = done.stdout.splitlines()
+    assert 0 < len(lines) <= 50 and all(re.match(r"^\d{4}-\d\d-\d\dT", line) for line in lines), done.stdout
+    assert "Successfully registered with master" in done.stdout or "Executor" in done.stdout, done.stdout
+
+
 def cluster_listed(state: str | None) -> Check:
     def check(done: subprocess.CompletedProcess, values: dict) -> None:
         rows = [line.split() for line in done.stdout.splitlines()[1:]]
@@ -242,6 +249,7 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle jobs <id>", all_checks(has("SUCCEEDED", "wordcount.py"), has_value("job id"))),
     ("spindle jobs <id> <job id>", all_checks(has("COUNTS "), has_value("job id", stream="stderr"))),
     ("spindle top <id>", members_on_top),
+    ("spindle logs <id> worker-1 --tail 50", worker_log),
     ("spindle quota", all_checks(has("LIMIT", "USED", "QUOTA", "floating_ips"), has_value("user"))),
     ("spindle admin quota set <user> --ips 8 --cpus 16 --disk ssd=2", quota_row("floating_ips", "8")),
     ("spindle admin quota show <user>", all_checks(quota_row("cpus", "16"), quota_row("disks.ssd", "2"))),

@@ -12,6 +12,7 @@ import { clusterPath, type ClusterAddress } from '../lib/cluster';
 import { EventTimeline } from './event-timeline';
 import { JobList } from './job-list';
 import { MemberCharts } from './member-charts';
+import { MemberLogs } from './member-logs';
 import { MemberTable } from './member-table';
 import { StateBadge } from './state-badge';
 
@@ -79,6 +80,8 @@ function LiveClusterPage({ address }: { address: ClusterAddress }) {
         <>
           <h2>Members over time</h2>
           <MemberCharts address={address} />
+          <h2>Member logs</h2>
+          <MemberLogs address={address} members={c.members} />
         </>
       )}
       <h2>Jobs</h2>
