@@ -16,6 +16,7 @@ from spindle_common.contracts import OWNED_LABEL
 
 NAME = re.compile(r"^spindle-[a-z0-9][a-z0-9-]{0,200}$")
 MAX_TAIL = 10_000
+MAX_SINCE = 4_102_444_800  # 2100-01-01: later is no time Docker (or datetime) can take
 
 
 class NoSuchContainer(Exception):
@@ -28,8 +29,8 @@ def check_request(name: str, tail: int | None, since: float | None) -> str | Non
         return f"{name!r} is not a Spindle container name"
     if tail is not None and not 0 <= tail <= MAX_TAIL:
         return f"tail must be 0 … {MAX_TAIL}"
-    if since is not None and since < 0:
-        return "since must be a unix time (seconds)"
+    if since is not None and not 0 <= since <= MAX_SINCE:
+        return f"since must be a unix time (seconds, 0 … {MAX_SINCE})"
     return None
 
 

@@ -19,6 +19,8 @@ from spindle_mesos_embedded.container_logs import MAX_TAIL, check_request
     ("spindle-c1", -1, None, "tail must be"),
     ("spindle-c1", MAX_TAIL + 1, None, "tail must be"),
     ("spindle-c1", 1, -5, "since must be"),
+    ("spindle-c1", 1, 1e20, "since must be"),
+    ("spindle-c1", 1, float("nan"), "since must be"),
 ])
 def test_check_request(name, tail, since, problem):
     found = check_request(name, tail, since)

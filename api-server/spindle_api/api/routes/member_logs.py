@@ -25,6 +25,7 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 MemberName = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9-]{0,127}$", max_length=128,
                                  description="the member's id, or its name in the cluster (worker-1)")]
 MAX_TAIL = 10_000
+MAX_SINCE = 4_102_444_800  # 2100-01-01
 
 
 def member_of(cluster: ClusterView, member: str) -> MemberView:
@@ -60,7 +61,8 @@ def member_logs(username: Username, product: Product, version: Version, cluster_
                 request: Request, user: CurrentUser, orchestrator: OrchestratorDep, settings: SettingsDep,
                 session: SessionDep,
                 tail: Annotated[int, Query(ge=0, le=MAX_TAIL, description="the last N lines")] = 200,
-                since: Annotated[float | None, Query(ge=0, description="lines from this unix time on")] = None,
+                since: Annotated[float | None, Query(ge=0, le=MAX_SINCE, allow_inf_nan=False,
+                                                         description="lines from this unix time on")] = None,
                 follow: Annotated[bool, Query(description="an SSE stream of new lines")] = False):
     """The member container's stdout and stderr as Docker keeps them (the last 30 MB at most)."""
     cluster = visible_cluster(orchestrator, user, username, product, version, cluster_id)
