@@ -1,6 +1,7 @@
 """A member's logs through the public API on the running platform: a static-web member's request
 log (python's http.server writes one line per request to stderr) read as the last lines, and live as
-SSE while a request is made; others' clusters and unknown members are 404; the CLI prints them."""
+SSE while a request is made; others' clusters and unknown members are 404 (the CLI's `spindle logs` runs in
+test_documented_commands)."""
 import json
 import threading
 import time
