@@ -1,7 +1,7 @@
 """Tables owned by api-server, all in the PostgreSQL schema ``api``."""
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, func
+from sqlalchemy import JSON, ForeignKey, String, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from spindle_common.db import service_metadata
@@ -34,3 +34,24 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     expires_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]
+
+
+class MemberExec(Base):
+    """A command a user ran in a member (``spindle exec``): recorded before it runs, completed when
+    its output ends. ``exit_code`` stays null when it never ran or its end was not seen (``error``
+    says why)."""
+
+    __tablename__ = "member_execs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    started_at: Mapped[datetime]
+    # Who ran it (the caller: the owner, or an admin) and in whose cluster; names, kept as they were.
+    username: Mapped[str] = mapped_column(String(64), index=True)
+    cluster_id: Mapped[str] = mapped_column(String(128), index=True)
+    cluster_owner: Mapped[str] = mapped_column(String(64), index=True)
+    member_id: Mapped[str] = mapped_column(String(256))
+    argv: Mapped[list[str]] = mapped_column(JSON)
+    finished_at: Mapped[datetime | None]
+    exit_code: Mapped[int | None]
+    timed_out: Mapped[bool] = mapped_column(default=False)
+    error: Mapped[str | None] = mapped_column(String(64))

@@ -22,6 +22,7 @@ from spindle_client.commands import (
     cmd_submit,
     launch_options,
 )
+from spindle_client.exec_commands import add_exec_commands
 from spindle_client.logs_commands import add_logs_command
 from spindle_client.quota_commands import add_quota_commands
 from spindle_client.status import service_statuses
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_quota_commands(sub, machine, api_command)
     add_top_command(sub, machine, api_command)
     add_logs_command(sub, machine, api_command)
+    add_exec_commands(sub, machine, api_command)
     return parser
 
 
@@ -185,12 +187,12 @@ def api_command(func):
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line as arguments. ``submit`` takes its options anywhere (before, between or
-    after the cluster id and the program), and everything after the first ``--`` is the
-    program's arguments, verbatim."""
+    """The command line as arguments. ``submit`` and ``exec`` take their options anywhere (before,
+    between or after their positionals), and everything after the first ``--`` is the program's
+    arguments (``exec``: the command), verbatim."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if "--" in argv and _command_of(argv[:argv.index("--")]) == "submit":
+    if "--" in argv and _command_of(argv[:argv.index("--")]) in ("submit", "exec"):
         split = argv.index("--")
         args = parser.parse_args(argv[:split])
         args.args = [*args.args, *argv[split + 1:]]

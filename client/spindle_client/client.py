@@ -201,6 +201,38 @@ class SpindleClient:
         except httpx.HTTPError as exc:
             raise SpindleError(0, "UNREACHABLE", f"the log stream of {path} broke: {exc}") from exc
 
+    def exec(self, cluster: ClusterAddress, member: str, command: Sequence[str],
+             timeout_s: int = 300) -> Iterator[tuple[str, Any]]:
+        """Run ``command`` (an argv) in a member and stream how it goes: ``("stdout"|"stderr", text)``
+        as it writes, then ``("exit", {"exit_code": N, "timed_out"?: True, "truncated"?: True})``.
+        A node that stops answering mid-way raises SpindleError (its ``error`` line)."""
+        path = f"{cluster_path(cluster)}/members/{member}/exec"
+        body = {"command": list(command), "timeout_s": timeout_s}
+        try:
+            with self._http.stream("POST", path, json=body, timeout=httpx.Timeout(30, read=None)) as response:
+                if not response.is_success:
+                    response.read()
+                    _answer(response)
+                for line in response.iter_lines():
+                    if not line:
+                        continue
+                    data = json.loads(line)
+                    if "stream" in data:
+                        yield str(data["stream"]), str(data.get("data", ""))
+                    elif "exit_code" in data:
+                        yield "exit", data
+                        return
+                    elif "error" in data:
+                        error = data["error"]
+                        raise SpindleError(502, str(error.get("code", "STREAM_BROKEN")), str(error.get("message")))
+        except httpx.HTTPError as exc:
+            raise SpindleError(0, "UNREACHABLE", f"the exec stream of {path} broke: {exc}") from exc
+        raise SpindleError(502, "STREAM_BROKEN", f"the exec stream of {path} ended before the exit code")
+
+    def execs(self, cluster: ClusterAddress, limit: int = 100) -> list[models.ExecRecord]:
+        """The commands run in the cluster's members, newest first (who, what, how it ended)."""
+        return self._get(list[models.ExecRecord], "GET", f"{cluster_path(cluster)}/execs", params={"limit": limit})
+
     def events(self, cluster: ClusterAddress, after_seq: int = 0) -> list[models.Event]:
         return self._get(list[models.Event], "GET", f"{cluster_path(cluster)}/events", params={"after_seq": after_seq})
 

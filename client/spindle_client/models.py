@@ -11,6 +11,7 @@ from spindle_client.models_gen import (
                                        DiskClassCapacity,
                                        ErrorEnvelope,
                                        EventView,
+                                       ExecRecord,
                                        HeldDisk,
                                        Job,
                                        Manifest,
@@ -34,5 +35,5 @@ DiskCapacity = DiskClassCapacity
 Token = TokenOut
 
 __all__ = ["Capacity", "Cluster", "ClusterMetrics", "ClusterPage", "ClusterState", "Disk", "DiskCapacity",
-           "ErrorEnvelope", "Event", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog", "User",
-           "CreatedToken", "Token", "Quota", "QuotaAmounts"]
+           "ErrorEnvelope", "Event", "ExecRecord", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog",
+           "User", "CreatedToken", "Token", "Quota", "QuotaAmounts"]

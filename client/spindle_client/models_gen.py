@@ -176,6 +176,77 @@ class EventView(ApiModel):
     step: Annotated[str, Field(title='Step')]
 
 
+class CommandItem(RootModel[str]):
+    root: Annotated[str, Field(max_length=4096, pattern='^[^\\x00]*$')]
+
+
+class ExecCommand(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    command: Annotated[
+        list[CommandItem],
+        Field(
+            description='the program and its arguments, as they are: no shell unless you name one; no NUL characters',
+            examples=[['sh', '-c', 'df -h /data/1']],
+            max_length=64,
+            min_length=1,
+            title='Command',
+        ),
+    ]
+    timeout_s: Annotated[
+        int,
+        Field(
+            description='seconds it may run; then it is killed (exit code 137, timed_out)',
+            ge=1,
+            le=3600,
+            title='Timeout S',
+        ),
+    ] = 300
+
+
+class ExecRecord(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    cluster_id: Annotated[str, Field(title='Cluster Id')]
+    cluster_owner: Annotated[str, Field(title='Cluster Owner')]
+    command: Annotated[list[str], Field(title='Command')]
+    error: Annotated[
+        str | None,
+        Field(
+            description="why there is no exit code: the refusal's code (e.g. NO_CONTAINER, NODE_UNREACHABLE) or STREAM_BROKEN",
+            title='Error',
+        ),
+    ]
+    exit_code: Annotated[
+        int | None,
+        Field(
+            description='null when it never ran or its end was not seen (see error)',
+            title='Exit Code',
+        ),
+    ]
+    finished_at: Annotated[
+        str | None,
+        Field(
+            description='null while it runs (or if its end was never seen)',
+            title='Finished At',
+        ),
+    ]
+    id: Annotated[int, Field(title='Id')]
+    member_id: Annotated[str, Field(title='Member Id')]
+    started_at: Annotated[str, Field(title='Started At')]
+    timed_out: Annotated[
+        bool, Field(description='killed at its timeout', title='Timed Out')
+    ]
+    username: Annotated[
+        str,
+        Field(
+            description="who ran it: the cluster's owner, or an admin", title='Username'
+        ),
+    ]
+
+
 class HeldDisk(ApiModel):
     model_config = ConfigDict(
         extra='forbid',

@@ -1,16 +1,20 @@
 """The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it
 with ``--authenticate_http_executors``: each call carries ``Authorization: Bearer <the token the
 agent gave that executor>``, else 401), /health, and Spindle's own: a member container's logs on
-this node (``spindle_mesos_embedded.container_logs``)."""
+this node (``spindle_mesos_embedded.container_logs``) and a command run in it
+(``spindle_mesos_embedded.container_exec``)."""
 import contextlib
 import itertools
 import json
 from collections.abc import Callable
 
 import docker
+from docker.errors import DockerException
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
+from spindle_mesos_embedded import container_exec as container_exec_module
 from spindle_mesos_embedded import container_logs as container_logs_module
 from spindle_mesos_embedded import protocol
 from spindle_mesos_embedded.agent import Agent
@@ -73,5 +77,28 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
         except container_logs_module.NoSuchContainer:
             return _bad(f"no Spindle container {name} on this node", 404)
         return StreamingResponse(itertools.chain([first], lines), media_type="text/plain; charset=utf-8")
+
+    @app.post("/spindle/v1/containers/{name}/exec")
+    async def container_exec(name: str, request: Request) -> Response:
+        """Run a command in a Spindle container on this node, for the api-server (the internal token):
+        ``{"argv": [...], "user": "uid[:gid]" (optional), "timeout_s": 300}``; its output as NDJSON."""
+        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
+            return _bad("container execs are for the platform (the internal token)", 401)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return _bad("body is not JSON")
+        parsed = container_exec_module.parse_request(name, body)
+        if isinstance(parsed, str):
+            return _bad(parsed)
+        try:  # Docker's calls block: in a worker thread, as the lines are read later
+            lines = await run_in_threadpool(lambda: container_exec_module.start_exec(docker_client(), name, parsed))
+        except container_logs_module.NoSuchContainer:
+            return _bad(f"no Spindle container {name} on this node", 404)
+        except container_exec_module.ContainerNotRunning:
+            return _bad(f"the container {name} is not running", 409)
+        except DockerException as exc:
+            return _bad(f"Docker refused the exec: {exc}"[:500], 502)
+        return StreamingResponse(lines, media_type="application/x-ndjson")
 
     return app

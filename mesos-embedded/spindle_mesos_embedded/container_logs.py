@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import docker
 from docker.errors import DockerException, NotFound
+from docker.models.containers import Container
 
 from spindle_common.contracts import OWNED_LABEL
 
@@ -34,15 +35,21 @@ def check_request(name: str, tail: int | None, since: float | None) -> str | Non
     return None
 
 
-def open_logs(client: docker.DockerClient, name: str, tail: int | None, since: float | None,
-              follow: bool) -> Iterator[bytes]:
-    """The container's log lines (bytes, newline-ended, timestamp first); following, until it ends."""
+def spindle_container(client: docker.DockerClient, name: str) -> Container:
+    """The container ``name`` if it is Spindle's own (the owned label); NoSuchContainer otherwise."""
     try:
         container = client.containers.get(name)
     except NotFound as exc:
         raise NoSuchContainer(name) from exc
     if container.labels.get(OWNED_LABEL) != "true":
         raise NoSuchContainer(name)
+    return container
+
+
+def open_logs(client: docker.DockerClient, name: str, tail: int | None, since: float | None,
+              follow: bool) -> Iterator[bytes]:
+    """The container's log lines (bytes, newline-ended, timestamp first); following, until it ends."""
+    container = spindle_container(client, name)
     options: dict = {"stream": True, "follow": follow, "timestamps": True, "tail": "all" if tail is None else tail}
     if since is not None:
         options["since"] = datetime.fromtimestamp(since, UTC)

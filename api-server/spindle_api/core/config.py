@@ -20,7 +20,7 @@ class Settings(ServiceSettings):
     scheduler_url: str = "http://127.0.0.1:8082"
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
-    # Port of every node's Mesos agent (it serves its members' logs to the api-server).
+    # Port of every node's Mesos agent (it serves its members' logs and runs commands in them for the api-server).
     mesos_agent_port: int = 5051
     # The time-series database (VictoriaMetrics; basic auth "spindle" with the metrics token).
     metrics_url: str = "http://127.0.0.1:8428"

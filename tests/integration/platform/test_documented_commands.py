@@ -250,6 +250,8 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle jobs <id> <job id>", all_checks(has("COUNTS "), has_value("job id", stream="stderr"))),
     ("spindle top <id>", members_on_top),
     ("spindle logs <id> worker-1 --tail 50", worker_log),
+    ("spindle exec <id> worker-1 -- df -h /data/1", has("/data/1", "Filesystem")),
+    ("spindle execs <id>", has("EXIT", "worker-1", "df -h /data/1")),
     ("spindle quota", all_checks(has("LIMIT", "USED", "QUOTA", "floating_ips"), has_value("user"))),
     ("spindle admin quota set <user> --ips 8 --cpus 16 --disk ssd=2", quota_row("floating_ips", "8")),
     ("spindle admin quota show <user>", all_checks(quota_row("cpus", "16"), quota_row("disks.ssd", "2"))),

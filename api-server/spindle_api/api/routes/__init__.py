@@ -10,6 +10,7 @@ from spindle_api.api.routes import (
     cluster_metrics,
     clusters,
     jobs,
+    member_exec,
     member_logs,
     products,
     quotas,
@@ -19,5 +20,6 @@ from spindle_api.api.routes import (
 )
 
 routers: list[APIRouter] = [status.router, users.router, tokens.router, products.router, clusters.router, jobs.router,
-                            cluster_metrics.router, member_logs.router, capacity.router, admin_clusters.router,
-                            admin_disks.router, admin_ip_pools.router, admin_metrics.router, quotas.router]
+                            cluster_metrics.router, member_logs.router, member_exec.router, capacity.router,
+                            admin_clusters.router, admin_disks.router, admin_ip_pools.router, admin_metrics.router,
+                            quotas.router]

@@ -44,6 +44,15 @@ def agent_url(settings: Settings, user, node: str) -> str:
     return f"http://{found['address']}:{settings.mesos_agent_port}"
 
 
+def member_agent(settings: Settings, user, cluster: ClusterView, member: str) -> tuple[MemberView, str]:
+    """The member (``member_of``) and the URL of its node's agent; 409 MEMBER_NOT_PLACED when it is on
+    no node now."""
+    found = member_of(cluster, member)
+    if not found.node:
+        raise ApiError(409, "MEMBER_NOT_PLACED", f"{found.member_id} is on no node now", {"state": found.state})
+    return found, agent_url(settings, user, found.node)
+
+
 @router.get("/{username}/{product}/{version}/{cluster_id}/members/{member}/logs", responses={
     200: {"content": {"text/plain": {"schema": {"type": "string"}},
                       "text/event-stream": {"schema": {"type": "string"}}},
@@ -66,10 +75,7 @@ def member_logs(username: Username, product: Product, version: Version, cluster_
                 follow: Annotated[bool, Query(description="an SSE stream of new lines")] = False):
     """The member container's stdout and stderr as Docker keeps them (the last 30 MB at most)."""
     cluster = visible_cluster(orchestrator, user, username, product, version, cluster_id)
-    found = member_of(cluster, member)
-    if not found.node:
-        raise ApiError(409, "MEMBER_NOT_PLACED", f"{found.member_id} is on no node now", {"state": found.state})
-    url = agent_url(settings, user, found.node)
+    found, url = member_agent(settings, user, cluster, member)
     path = f"/spindle/v1/containers/spindle-{found.member_id}/logs"
     params: dict = {"tail": tail, **({"since": since} if since is not None else {})}
     headers = {"Authorization": f"Bearer {settings.internal_token}"}
@@ -79,7 +85,7 @@ def member_logs(username: Username, product: Product, version: Version, cluster_
         except httpx.HTTPError as exc:
             raise ApiError(503, "NODE_UNREACHABLE", f"node {found.node} does not answer: {type(exc).__name__}",
                            {"node": found.node}) from exc
-        _refused(answer.status_code, found, answer.text)
+        raise_for_node(answer.status_code, found, answer.text)
         return PlainTextResponse(answer.text)
     session.close()
     orchestrator.close()
@@ -92,7 +98,8 @@ def member_logs(username: Username, product: Product, version: Version, cluster_
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def _refused(status: int, member: MemberView, text: str) -> None:
+def raise_for_node(status: int, member: MemberView, text: str) -> None:
+    """The node's agent's refusal as the public API's error: its 404 NO_CONTAINER, others 502 NODE_ERROR."""
     if status == 404:
         raise ApiError(404, "NO_CONTAINER", f"{member.member_id} has no container on node {member.node} now",
                        {"node": member.node})

@@ -147,6 +147,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/execs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * All Execs
+         * @description The commands run in every user's members (or those ``username`` ran, or ran in ``owner``'s
+         *     clusters), newest first.
+         */
+        get: operations["all_execs_admin_execs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/ip-pools": {
         parameters: {
             query?: never;
@@ -497,6 +518,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/execs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cluster Execs
+         * @description The commands run in the cluster's members, newest first: who ran what, when, and how it ended.
+         */
+        get: operations["cluster_execs_clusters__username___product___version___cluster_id__execs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/clusters/{username}/{product}/{version}/{cluster_id}/jobs": {
         parameters: {
             query?: never;
@@ -552,6 +593,27 @@ export interface paths {
         get: operations["job_output_clusters__username___product___version___cluster_id__jobs__job_id__output_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/members/{member}/exec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Member Exec
+         * @description Run a command in the member's container, as the member's own user, within its limits (pids, memory,
+         *     CPU; no capabilities it does not have), and stream its output. Recorded before it runs (`…/execs`).
+         */
+        post: operations["member_exec_clusters__username___product___version___cluster_id__members__member__exec_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1103,6 +1165,68 @@ export interface components {
             state: string;
             /** Step */
             step: string;
+        };
+        /** ExecCommand */
+        ExecCommand: {
+            /**
+             * Command
+             * @description the program and its arguments, as they are: no shell unless you name one; no NUL characters
+             * @example [
+             *       "sh",
+             *       "-c",
+             *       "df -h /data/1"
+             *     ]
+             */
+            command: string[];
+            /**
+             * Timeout S
+             * @description seconds it may run; then it is killed (exit code 137, timed_out)
+             * @default 300
+             */
+            timeout_s: number;
+        };
+        /**
+         * ExecRecord
+         * @description One command run in a member, as recorded before it ran and when it ended.
+         */
+        ExecRecord: {
+            /** Cluster Id */
+            cluster_id: string;
+            /** Cluster Owner */
+            cluster_owner: string;
+            /** Command */
+            command: string[];
+            /**
+             * Error
+             * @description why there is no exit code: the refusal's code (e.g. NO_CONTAINER, NODE_UNREACHABLE) or STREAM_BROKEN
+             */
+            error: string | null;
+            /**
+             * Exit Code
+             * @description null when it never ran or its end was not seen (see error)
+             */
+            exit_code: number | null;
+            /**
+             * Finished At
+             * @description null while it runs (or if its end was never seen)
+             */
+            finished_at: string | null;
+            /** Id */
+            id: number;
+            /** Member Id */
+            member_id: string;
+            /** Started At */
+            started_at: string;
+            /**
+             * Timed Out
+             * @description killed at its timeout
+             */
+            timed_out: boolean;
+            /**
+             * Username
+             * @description who ran it: the cluster's owner, or an admin
+             */
+            username: string;
         };
         /**
          * HeldDisk
@@ -2571,6 +2695,60 @@ export interface operations {
             };
             /** @description a service this endpoint needs is unreachable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    all_execs_admin_execs_get: {
+        parameters: {
+            query?: {
+                /** @description only those this user ran */
+                username?: string | null;
+                /** @description only those in this user's clusters */
+                owner?: string | null;
+                /** @description the newest N records */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecRecord"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4269,6 +4447,83 @@ export interface operations {
             };
         };
     };
+    cluster_execs_clusters__username___product___version___cluster_id__execs_get: {
+        parameters: {
+            query?: {
+                /** @description the newest N records */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecRecord"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     list_jobs_clusters__username___product___version___cluster_id__jobs_get: {
         parameters: {
             query?: never;
@@ -4601,6 +4856,122 @@ export interface operations {
                 };
             };
             /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    member_exec_clusters__username___product___version___cluster_id__members__member__exec_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+                /** @description the member's id, or its name in the cluster (worker-1) */
+                member: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecCommand"];
+            };
+        };
+        responses: {
+            /** @description NDJSON, one JSON object a line, as the command runs: `{"stream": "stdout"|"stderr", "data": "…"}` per chunk of output (UTF-8 text), then `{"exit_code": N}` (with `"timed_out": true` when it was killed at timeout_s, `"truncated": true` when it was killed for writing more than 16 MiB; exit_code null if it could not be known), or `{"error": {"code", "message"}}` if the node stopped answering */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster or member you may see (CLUSTER_NOT_FOUND, MEMBER_NOT_FOUND), or the member has no running container now (NO_CONTAINER) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the cluster has no containers in its state (CLUSTER_NOT_RUNNING), or the member is on no node (MEMBER_NOT_PLACED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description as many live streams open as one user may (TOO_MANY_STREAMS) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the member's node or an internal service failed (NODE_ERROR, UPSTREAM_FAILED) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the member's node or an internal service is unreachable (NODE_UNREACHABLE) */
             503: {
                 headers: {
                     [name: string]: unknown;
