@@ -267,9 +267,15 @@ def relay(running: RunningExec, output: Any, timeout_s: float, on_end: Callable[
         with contextlib.suppress(Exception):  # already closed, or closing as we read
             output.close()
 
+    # The kill at the timeout and the reading of its outcome, one at a time: the output ends as soon
+    # as the kill lands, and the end line must already know it was a timeout.
+    expiring = threading.Lock()
+
     def expire() -> None:
-        if running.kill():
+        with expiring:
             timed_out.set()
+            if not running.kill():  # it had ended on its own meanwhile
+                timed_out.clear()
         if not ended.wait(CLOSE_GRACE_S):
             close_output()
 
@@ -286,6 +292,8 @@ def relay(running: RunningExec, output: Any, timeout_s: float, on_end: Callable[
                 break
         ended.set()
         timer.cancel()
+        with expiring:  # a kill under way at the timeout has finished (and said so)
+            pass
         if flushed := framer.flush():
             yield flushed
         if framer.truncated:
