@@ -1,8 +1,9 @@
 """The agent's HTTP endpoints: the v1 executor API at /api/v1/executor (as a Mesos agent serves it
 with ``--authenticate_http_executors``: each call carries ``Authorization: Bearer <the token the
 agent gave that executor>``, else 401), /health, and Spindle's own: a member container's logs on
-this node (``spindle_mesos_embedded.container_logs``) and a command run in it
-(``spindle_mesos_embedded.container_exec``)."""
+this node (``spindle_mesos_embedded.container_logs``), a command run in it
+(``spindle_mesos_embedded.container_exec``) and a shell over a WebSocket
+(``spindle_mesos_embedded.container_terminal``)."""
 import contextlib
 import itertools
 import json
@@ -10,12 +11,14 @@ from collections.abc import Callable
 
 import docker
 from docker.errors import DockerException
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
+from spindle_common.terminal import deny
 from spindle_mesos_embedded import container_exec as container_exec_module
 from spindle_mesos_embedded import container_logs as container_logs_module
+from spindle_mesos_embedded import container_terminal as container_terminal_module
 from spindle_mesos_embedded import protocol
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.master import HEARTBEAT_S
@@ -24,6 +27,20 @@ from spindle_mesos_embedded.recordio import event_stream
 
 def _bad(message: str, status_code: int = 400) -> Response:
     return Response(message, status_code=status_code, media_type="text/plain")
+
+
+# What starting an exec may raise besides a bug: the container is not there (or not Spindle's), not
+# running, or Docker refused.
+REFUSALS = (container_logs_module.NoSuchContainer, container_exec_module.ContainerNotRunning, DockerException)
+
+
+def _refused(name: str, exc: Exception) -> Response:
+    """Docker's refusal to start an exec in the container ``name`` as the agent's answer."""
+    if isinstance(exc, container_logs_module.NoSuchContainer):
+        return _bad(f"no Spindle container {name} on this node", 404)
+    if isinstance(exc, container_exec_module.ContainerNotRunning):
+        return _bad(f"the container {name} is not running", 409)
+    return _bad(f"Docker refused the exec: {exc}"[:500], 502)
 
 
 def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClient] = docker.from_env) -> FastAPI:
@@ -93,12 +110,27 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
             return _bad(parsed)
         try:  # Docker's calls block: in a worker thread, as the lines are read later
             lines = await run_in_threadpool(lambda: container_exec_module.start_exec(docker_client(), name, parsed))
-        except container_logs_module.NoSuchContainer:
-            return _bad(f"no Spindle container {name} on this node", 404)
-        except container_exec_module.ContainerNotRunning:
-            return _bad(f"the container {name} is not running", 409)
-        except DockerException as exc:
-            return _bad(f"Docker refused the exec: {exc}"[:500], 502)
+        except REFUSALS as exc:
+            return _refused(name, exc)
         return StreamingResponse(lines, media_type="application/x-ndjson")
+
+    @app.websocket("/spindle/v1/containers/{name}/terminal")
+    async def container_terminal(websocket: WebSocket, name: str) -> None:
+        """An interactive shell in a Spindle container on this node, for the api-server (the internal
+        token, checked before the WebSocket is accepted; refusals are plain HTTP answers)."""
+        if not agent.token or not protocol.authorized(agent.token, websocket.headers.get("authorization")):
+            await deny(websocket, _bad("container terminals are for the platform (the internal token)", 401))
+            return
+        if not container_logs_module.NAME.match(name):
+            await deny(websocket, _bad(f"{name!r} is not a Spindle container name"))
+            return
+        try:  # Docker's calls block: in a worker thread
+            terminal = await run_in_threadpool(
+                lambda: container_terminal_module.open_terminal(docker_client(), name))
+        except REFUSALS as exc:
+            await deny(websocket, _refused(name, exc))
+            return
+        await websocket.accept()
+        await container_terminal_module.serve(websocket, terminal)
 
     return app

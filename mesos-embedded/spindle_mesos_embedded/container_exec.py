@@ -232,15 +232,12 @@ class RunningExec:
 # --- running one ----------------------------------------------------------------------------------
 
 
-def start_exec(client: docker.DockerClient, name: str, request: ExecRequest) -> Iterator[bytes]:
-    """Start ``request.argv`` in the Spindle container ``name``; its NDJSON lines (the module's
-    docstring). NoSuchContainer or ContainerNotRunning before anything ran. The client is closed
-    when the lines end."""
+@contextlib.contextmanager
+def entering(client: docker.DockerClient, name: str) -> Iterator[None]:
+    """Around the Docker calls that start an exec in the container ``name``: Docker's refusals as
+    NoSuchContainer or ContainerNotRunning, and the client closed when anything is raised."""
     try:
-        container = spindle_container(client, name)
-        exec_id = client.api.exec_create(container.id, list(request.argv), stdout=True, stderr=True, stdin=False,
-                                         tty=False, privileged=False, user=request.user or "")["Id"]
-        output = client.api.exec_start(exec_id, stream=True, demux=True)
+        yield
     except NotFound as exc:
         client.close()
         raise NoSuchContainer(name) from exc
@@ -252,6 +249,17 @@ def start_exec(client: docker.DockerClient, name: str, request: ExecRequest) -> 
     except BaseException:
         client.close()
         raise
+
+
+def start_exec(client: docker.DockerClient, name: str, request: ExecRequest) -> Iterator[bytes]:
+    """Start ``request.argv`` in the Spindle container ``name``; its NDJSON lines (the module's
+    docstring). NoSuchContainer or ContainerNotRunning before anything ran. The client is closed
+    when the lines end."""
+    with entering(client, name):
+        container = spindle_container(client, name)
+        exec_id = client.api.exec_create(container.id, list(request.argv), stdout=True, stderr=True, stdin=False,
+                                         tty=False, privileged=False, user=request.user or "")["Id"]
+        output = client.api.exec_start(exec_id, stream=True, demux=True)
     return relay(RunningExec(client.api, exec_id, container.id), output, request.timeout_s, client.close)
 
 
