@@ -12,11 +12,13 @@ stdout and stderr together); text frames are JSON: ``{"error": {"code", "message
 on unless it is then closed), and last ``{"exit_code": N | null, "reason": …}`` when the session ended
 on the agent's side (``END_REASONS``), before the close."""
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 from starlette.responses import Response
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 MIN_SIZE, MAX_SIZE = 1, 1000
 # Why a session ended on the agent's side: its shell exited, no input for the idle time, the longest
@@ -24,6 +26,10 @@ MIN_SIZE, MAX_SIZE = 1, 1000
 END_REASONS = ("exited", "idle", "max_duration")
 # WebSocket close codes: a normal end; the other side failed.
 CLOSE_NORMAL, CLOSE_FAILED = 1000, 1011
+# What a peer gone (or going) looks like when a server's WebSocket is written to or closed.
+PEER_GONE = (WebSocketDisconnect, OSError, RuntimeError)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -81,3 +87,17 @@ async def deny(websocket: WebSocket, response: Response) -> None:
         await websocket.send_denial_response(response)
     else:
         await websocket.close(code=1008)
+
+
+async def first_of(*parts: Callable[[], Awaitable[T]]) -> T:
+    """Run ``parts`` (the two directions of a bridge, a clock) together until one returns, cancel the
+    others; what it returned."""
+    results: list[T] = []
+    async with anyio.create_task_group() as tasks:
+        async def run(part: Callable[[], Awaitable[T]]) -> None:
+            results.append(await part())
+            tasks.cancel_scope.cancel()
+
+        for part in parts:
+            tasks.start_soon(run, part)
+    return results[0]

@@ -25,9 +25,17 @@ from typing import Any
 import anyio
 import docker
 from docker.errors import DockerException
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
-from spindle_common.terminal import CLOSE_NORMAL, Resize, end_frame, error_frame, parse_control
+from spindle_common.terminal import (
+    CLOSE_NORMAL,
+    PEER_GONE,
+    Resize,
+    end_frame,
+    error_frame,
+    first_of,
+    parse_control,
+)
 from spindle_mesos_embedded.container_exec import RunningExec, entering
 from spindle_mesos_embedded.container_logs import spindle_container
 
@@ -39,8 +47,6 @@ ENVIRONMENT = {"TERM": "xterm-256color"}
 MAX_SESSION_S = 3600
 IDLE_S = 15 * 60
 READ_BYTES = 64 * 1024
-# What a caller gone (or going) looks like when the session writes to it.
-CALLER_GONE = (WebSocketDisconnect, OSError, RuntimeError)
 
 
 class Terminal:
@@ -111,7 +117,7 @@ async def serve(websocket: WebSocket, terminal: Terminal) -> None:
                 return "exited"
             try:
                 await websocket.send_bytes(data)
-            except CALLER_GONE:
+            except PEER_GONE:
                 return "closed"
 
     async def input_() -> str:
@@ -129,7 +135,7 @@ async def serve(websocket: WebSocket, terminal: Terminal) -> None:
                 if isinstance(control, str):
                     try:
                         await websocket.send_text(error_frame("BAD_CONTROL", control))
-                    except CALLER_GONE:
+                    except PEER_GONE:
                         return "closed"
                     continue
                 data = text.encode()
@@ -149,22 +155,14 @@ async def serve(websocket: WebSocket, terminal: Terminal) -> None:
                 return "idle"
             await anyio.sleep(min(max_s - (now - started), idle_s - (now - last_input)))
 
-    ended: list[str] = []
+    reason = "closed"  # unless a part ends it first (else the server is stopping: the caller goes too)
     try:
-        async with anyio.create_task_group() as tasks:
-            async def first(part: Any) -> None:
-                reason = await part()
-                ended.append(reason)
-                tasks.cancel_scope.cancel()
-
-            for part in (output, input_, clock):
-                tasks.start_soon(first, part)
+        reason = await first_of(output, input_, clock)
     finally:
-        with anyio.CancelScope(shield=True):  # cancelled (the server stopping): the shell still goes
+        with anyio.CancelScope(shield=True):  # cancelled: the shell still goes
             exit_code = await anyio.to_thread.run_sync(terminal.close)
-            reason = ended[0] if ended else "closed"
             log.info("terminal exec %s ended: %s, exit code %s", terminal.exec_id, reason, exit_code)
             if reason != "closed":
-                with contextlib.suppress(*CALLER_GONE):
+                with contextlib.suppress(*PEER_GONE):
                     await websocket.send_text(end_frame(exit_code, reason))
                     await websocket.close(CLOSE_NORMAL)

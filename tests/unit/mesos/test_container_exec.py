@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from docker.errors import APIError, NotFound
+from docker.errors import APIError
 from fastapi.testclient import TestClient
 
 from spindle_mesos_embedded import container_exec
@@ -28,6 +28,7 @@ from spindle_mesos_embedded.container_exec import (
     start_exec,
 )
 from spindle_mesos_embedded.container_logs import NoSuchContainer
+from tests.support.fake_docker import FakeContainer, FakeDocker, dockerd_answer
 
 NAME = "spindle-c0123456789-server-1"
 
@@ -233,27 +234,8 @@ class FakeApi:
         return {"Running": False, "ExitCode": 0, "Pid": 0}
 
 
-class FakeContainer:
-    def __init__(self, labels):
-        self.id, self.labels = "abc123", labels
-
-
-class FakeDocker:
-    def __init__(self, container=None, api=None):
-        self.container, self.api, self.closed = container, api or FakeApi(), False
-        self.containers = self
-
-    def get(self, name):
-        if self.container is None:
-            raise NotFound("no such container")
-        return self.container
-
-    def close(self):
-        self.closed = True
-
-
 def test_start_runs_the_argv_as_it_is_unprivileged_without_a_tty():
-    client = FakeDocker(FakeContainer({"io.spindle.owned": "true"}))
+    client = FakeDocker(FakeContainer({"io.spindle.owned": "true"}), FakeApi())
     lines = lines_of(list(start_exec(client, NAME, ExecRequest(("sh", "-c", "echo $HOME"), None, 5))))  # type: ignore[arg-type]
     assert lines == [{"stream": "stdout", "data": "hi\n"}, {"exit_code": 0}]
     [(container_id, cmd, options)] = client.api.created
@@ -263,11 +245,11 @@ def test_start_runs_the_argv_as_it_is_unprivileged_without_a_tty():
 
 
 @pytest.mark.parametrize(("client", "raised"), [
-    (FakeDocker(None), NoSuchContainer),
-    (FakeDocker(FakeContainer({})), NoSuchContainer),
-    (FakeDocker(FakeContainer({"io.spindle.owned": "false"})), NoSuchContainer),
+    (FakeDocker(None, FakeApi()), NoSuchContainer),
+    (FakeDocker(FakeContainer({}), FakeApi()), NoSuchContainer),
+    (FakeDocker(FakeContainer({"io.spindle.owned": "false"}), FakeApi()), NoSuchContainer),
     (FakeDocker(FakeContainer({"io.spindle.owned": "true"}),
-                FakeApi(APIError("is not running", response=type("R", (), {"status_code": 409})()))),
+                FakeApi(APIError("is not running", response=dockerd_answer(409)))),
      ContainerNotRunning),
 ])
 def test_start_refuses_what_is_not_a_running_spindle_container(client, raised):

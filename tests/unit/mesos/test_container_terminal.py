@@ -5,23 +5,23 @@ output, resize, a bad control message answered and ignored) until either side en
 the shell left running and tells the caller how it ended (exit code, why): the shell exiting, the
 caller closing, no input for the idle time, the longest session.
 
-Docker is faked (as in test_container_exec): its exec is a real socket pair, whose other end plays
-the shell, and the exec's process is a real process of this host, killed the way a member's is."""
+Docker is faked (as in test_container_exec; tests/support/fake_docker.py): its exec is a real
+socket pair, whose other end plays the shell, and the exec's process is a real process of this host,
+killed the way a member's is."""
 import json
 import socket
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from docker.errors import APIError, NotFound
+from docker.errors import APIError
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from spindle_mesos_embedded import container_terminal
 from spindle_mesos_embedded.agent_app import build_agent_app
+from tests.support.fake_docker import FakeDocker, FakeTerminalApi, Shell, docker_for, dockerd_answer
 
 NAME = "spindle-c0123456789-server-1"
 URL = f"/spindle/v1/containers/{NAME}/terminal"
@@ -58,89 +58,6 @@ def test_refused_before_docker(headers, url, status):
     assert answer.text
 
 
-class Shell:
-    """The exec's host process (a real one: its kill is real) and the far end of its tty."""
-
-    def __init__(self):
-        self.process = subprocess.Popen(["sleep", "120"], start_new_session=True)
-        self.tty, self.ours = socket.socketpair()
-        self.tty.settimeout(10)
-        # The container's cgroup is named by its id: one this process's cgroup path holds.
-        self.cgroup = max((line.split(":", 2)[2] for line in
-                           Path(f"/proc/{self.process.pid}/cgroup").read_text().splitlines()), key=len)
-
-    def read(self, size: int) -> bytes:
-        found = b""
-        while len(found) < size:
-            chunk = self.tty.recv(size - len(found))
-            if not chunk:
-                break
-            found += chunk
-        return found
-
-    def end(self, code: int = 0) -> None:
-        """The shell exits: its tty closes, its process is gone."""
-        self.tty.close()
-        self.process.kill()
-        self.process.wait()
-        self.code = code
-
-    code: int | None = None
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        for end in (self.tty, self.ours):
-            end.close()
-
-
-class FakeApi:
-    """docker-py's low-level API as the terminal uses it."""
-
-    def __init__(self, shell: Shell, create_error=None):
-        self.shell, self.create_error = shell, create_error
-        self.created: list = []
-        self.resized: list = []
-
-    def exec_create(self, container_id, cmd, **options):
-        if self.create_error:
-            raise self.create_error
-        self.created.append((container_id, cmd, options))
-        return {"Id": "e1"}
-
-    def exec_start(self, exec_id, socket, tty):  # noqa: A002 (docker-py's name)
-        assert (exec_id, socket, tty) == ("e1", True, True)
-        return __import__("socket").SocketIO(self.shell.ours, "rwb")  # what docker-py gives for its Unix socket
-
-    def exec_resize(self, exec_id, height, width):
-        self.resized.append((exec_id, width, height))
-
-    def exec_inspect(self, exec_id):
-        running = self.shell.process.poll() is None
-        code = None if running else (self.shell.code if self.shell.code is not None else 137)
-        return {"Running": running, "Pid": self.shell.process.pid, "ExitCode": code}
-
-
-class FakeContainer:
-    def __init__(self, container_id: str, labels: dict):
-        self.id, self.labels = container_id, labels
-
-
-class FakeDocker:
-    def __init__(self, container, api):
-        self.container, self.api, self.closed = container, api, False
-        self.containers = self
-
-    def get(self, name):
-        if self.container is None:
-            raise NotFound("no such container")
-        return self.container
-
-    def close(self):
-        self.closed = True
-
-
 @pytest.fixture
 def shell():
     found = Shell()
@@ -148,21 +65,11 @@ def shell():
     found.stop()
 
 
-def docker_for(shell: Shell, labels=None, create_error=None) -> FakeDocker:
-    container = FakeContainer(shell.cgroup, {"io.spindle.owned": "true"} if labels is None else labels)
-    return FakeDocker(container, FakeApi(shell, create_error))
-
-
-def answer(status: int):
-    """What docker-py's APIError keeps of dockerd's answer."""
-    return type("Answer", (), {"status_code": status, "url": "http+docker://localhost/exec", "reason": "x"})()
-
-
 @pytest.mark.parametrize(("labels", "create_error", "status"), [
     ({}, None, 404),
     ({"io.spindle.owned": "false"}, None, 404),
-    (None, APIError("is not running", response=answer(409)), 409),
-    (None, APIError("daemon broke", response=answer(500)), 502),
+    (None, APIError("is not running", response=dockerd_answer(409)), 409),
+    (None, APIError("daemon broke", response=dockerd_answer(500)), 502),
 ])
 def test_what_is_not_a_running_spindle_container_is_refused_before_accepting(shell, labels, create_error, status):
     docker = docker_for(shell, labels, create_error)
@@ -172,7 +79,7 @@ def test_what_is_not_a_running_spindle_container_is_refused_before_accepting(she
 
 
 def test_no_container_is_404(shell):
-    docker = FakeDocker(None, FakeApi(shell))
+    docker = FakeDocker(None, FakeTerminalApi(shell))
     client = TestClient(build_agent_app(FakeAgent(), docker_client=lambda: docker))  # type: ignore[arg-type]
     assert refusal(client, URL, TOKEN).status_code == 404
 
