@@ -37,7 +37,8 @@ class ApiToken(Base):
 
 
 class MemberExec(Base):
-    """A command a user ran in a member (``spindle exec``): recorded before it runs, completed when
+    """A command a user ran in a member (``spindle exec``, kind ``exec``) or a terminal session they
+    opened in it (kind ``terminal``, argv ``["<terminal>"]``): recorded before it runs, completed when
     its output ends. ``exit_code`` stays null when it never ran or its end was not seen (``error``
     says why)."""
 
@@ -51,6 +52,7 @@ class MemberExec(Base):
     cluster_owner: Mapped[str] = mapped_column(String(64), index=True)
     member_id: Mapped[str] = mapped_column(String(256))
     argv: Mapped[list[str]] = mapped_column(JSON)
+    kind: Mapped[str] = mapped_column(String(16), default="exec", server_default="exec")
     finished_at: Mapped[datetime | None]
     exit_code: Mapped[int | None]
     timed_out: Mapped[bool] = mapped_column(default=False)

@@ -3,6 +3,7 @@ user's hundreds of streams cannot take what everyone's requests need (each is ch
 thread, no database connection — but not free: an upstream connection and a task each)."""
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 
@@ -16,12 +17,30 @@ class StreamLimiter:
         """Count ``stream`` (a response body iterator) for ``username`` until it is gone — ended,
         cancelled, or never started and dropped: its finalizer gives the place back, whichever way
         it ends. False, counting nothing, when the user is at the cap."""
+        release = self.hold(username)
+        if release is None:
+            return False
+        weakref.finalize(stream, release)
+        return True
+
+    def hold(self, username: str) -> Callable[[], None] | None:
+        """Count one stream of ``username`` until the function returned is called (the first call
+        gives the place back, later ones nothing): for a stream that knows when it ends (a
+        WebSocket). None, counting nothing, when the user is at the cap."""
         with self.lock:
             if self.open.get(username, 0) >= self.per_user:
-                return False
+                return None
             self.open[username] = self.open.get(username, 0) + 1
-        weakref.finalize(stream, self._close, username)
-        return True
+        held = [True]
+
+        def release() -> None:
+            with self.lock:
+                if not held[0]:
+                    return
+                held[0] = False
+            self._close(username)
+
+        return release
 
     def _close(self, username: str) -> None:
         with self.lock:

@@ -205,6 +205,11 @@ class ExecCommand(ApiModel):
     ] = 300
 
 
+class ExecKind(StrEnum):
+    exec = 'exec'
+    terminal = 'terminal'
+
+
 class ExecRecord(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -234,6 +239,12 @@ class ExecRecord(ApiModel):
         ),
     ]
     id: Annotated[int, Field(title='Id')]
+    kind: Annotated[
+        ExecKind,
+        Field(
+            description='a command (`…/exec`, command as given) or an interactive terminal session (`…/terminal`, command ["<terminal>"])'
+        ),
+    ]
     member_id: Annotated[str, Field(title='Member Id')]
     started_at: Annotated[str, Field(title='Started At')]
     timed_out: Annotated[

@@ -40,6 +40,12 @@ def current_user(session: SessionDep,
     token = credentials.credentials.strip() if credentials else ""
     if not token:
         raise ApiError(401, "UNAUTHENTICATED", "send your API token as 'Authorization: Bearer <token>'")
+    return signed_in(session, token)
+
+
+def signed_in(session: Session, token: str) -> User:
+    """The user whose API token ``token`` is (detached, the session's read ended); the 401 saying why
+    not otherwise."""
     # End the read now: the connection goes back to the pool while the route waits on other
     # services (else a burst of requests holds every pooled connection through their upstream calls).
     # The user is detached first, with what was read: a rollback expires the session's objects, and

@@ -12,6 +12,7 @@ from spindle_api.api.routes import (
     jobs,
     member_exec,
     member_logs,
+    member_terminal,
     products,
     quotas,
     status,
@@ -20,6 +21,7 @@ from spindle_api.api.routes import (
 )
 
 routers: list[APIRouter] = [status.router, users.router, tokens.router, products.router, clusters.router, jobs.router,
-                            cluster_metrics.router, member_logs.router, member_exec.router, capacity.router,
+                            cluster_metrics.router, member_logs.router, member_exec.router, member_terminal.router,
+                            capacity.router,
                             admin_clusters.router, admin_disks.router, admin_ip_pools.router, admin_metrics.router,
                             quotas.router]

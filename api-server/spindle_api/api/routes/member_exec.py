@@ -9,9 +9,9 @@ its Mesos agent starts it in the container (``spindle_mesos_embedded.container_e
 tty, never privileged, as the member's own user, within the member's limits) and kills it at its
 timeout; the api-server passes the agent's lines on as they come, under the per-user stream cap."""
 import json
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any
 
 import anyio
@@ -20,7 +20,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from pydantic import Field, field_validator
-from sqlalchemy.exc import SQLAlchemyError
 
 from spindle_api import member_execs
 from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep, SettingsDep
@@ -31,10 +30,8 @@ from spindle_api.core.config import Settings
 from spindle_api.models import MemberExec, User
 from spindle_common.clients import ServiceClient
 from spindle_common.contracts import ClusterState, ClusterView, MemberView, Model, Timestamp
-from spindle_common.db import session_factory
 from spindle_common.errors import ApiError, error_responses
 
-log = logging.getLogger("spindle.exec")
 router = APIRouter()
 
 # A cluster in these states has its members' containers (or is starting or replacing them).
@@ -67,6 +64,11 @@ class ExecCommand(Model):
         return command
 
 
+class ExecKind(StrEnum):
+    exec = "exec"
+    terminal = "terminal"
+
+
 class ExecRecord(Model):
     """One command run in a member, as recorded before it ran and when it ended."""
 
@@ -77,6 +79,8 @@ class ExecRecord(Model):
     cluster_owner: str
     member_id: str
     command: list[str]
+    kind: ExecKind = Field(description="a command (`…/exec`, command as given) or an interactive terminal session "
+                                       "(`…/terminal`, command [\"<terminal>\"])")
     finished_at: Timestamp | None = Field(description="null while it runs (or if its end was never seen)")
     exit_code: int | None = Field(description="null when it never ran or its end was not seen (see error)")
     timed_out: bool = Field(description="killed at its timeout")
@@ -87,7 +91,8 @@ class ExecRecord(Model):
 def exec_record(row: MemberExec) -> ExecRecord:
     return ExecRecord(id=row.id, started_at=row.started_at, username=row.username, cluster_id=row.cluster_id,
                       cluster_owner=row.cluster_owner, member_id=row.member_id, command=row.argv,
-                      finished_at=row.finished_at, exit_code=row.exit_code, timed_out=row.timed_out, error=row.error)
+                      kind=ExecKind(row.kind), finished_at=row.finished_at,
+                      exit_code=row.exit_code, timed_out=row.timed_out, error=row.error)
 
 
 @router.post("/clusters/{username}/{product}/{version}/{cluster_id}/members/{member}/exec", tags=["clusters"],
@@ -113,8 +118,8 @@ async def member_exec(username: Username, product: Product, version: Version, cl
                       orchestrator: OrchestratorDep, settings: SettingsDep, session: SessionDep) -> Response:
     """Run a command in the member's container, as the member's own user, within its limits (pids, memory,
     CPU; no capabilities it does not have), and stream its output. Recorded before it runs (`…/execs`)."""
-    cluster, found, url = await run_in_threadpool(_target, orchestrator, settings, user, username, product, version,
-                                                  cluster_id, member)
+    cluster, found, url = await run_in_threadpool(exec_target, orchestrator, settings, user, username, product,
+                                                  version, cluster_id, member)
     orchestrator.close()
     run = _Exec(settings.database_url, found)
     stream = _relay(run)
@@ -150,8 +155,8 @@ def all_execs(_: AdminUser, session: SessionDep, username: UserFilter = None, ow
             member_execs.recorded_execs(session, limit, username=username, cluster_owner=owner)]
 
 
-def _target(orchestrator: ServiceClient, settings: Settings, user: User, username: str, product: str,
-            version: str, cluster_id: str, member: str) -> tuple[ClusterView, MemberView, str]:
+def exec_target(orchestrator: ServiceClient, settings: Settings, user: User, username: str, product: str,
+                version: str, cluster_id: str, member: str) -> tuple[ClusterView, MemberView, str]:
     """The cluster (the caller's, or 404), the member and its node's agent; 409 unless the cluster
     has containers."""
     cluster = visible_cluster(orchestrator, user, username, product, version, cluster_id)
@@ -241,11 +246,4 @@ def _line(data: dict[str, Any]) -> bytes:
 
 async def _record_end(run: _Exec, exit_code: int | None, timed_out: bool = False, error: str | None = None) -> None:
     """Complete the record in a session of its own (the request's is closed while it streams)."""
-    def write() -> None:
-        with session_factory(run.database_url)() as session:
-            member_execs.record_end(session, run.record_id, exit_code, timed_out, error)
-
-    try:
-        await anyio.to_thread.run_sync(write)
-    except SQLAlchemyError as exc:
-        log.warning("exec record %s of %s not completed: %s", run.record_id, run.member.member_id, exc)
+    await member_execs.finish(run.database_url, run.record_id, exit_code, timed_out, error)

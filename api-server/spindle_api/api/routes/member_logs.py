@@ -22,7 +22,8 @@ from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
-MemberName = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9-]{0,127}$", max_length=128,
+MEMBER_PATTERN = r"^[a-z0-9][a-z0-9-]{0,127}$"
+MemberName = Annotated[str, Path(pattern=MEMBER_PATTERN, max_length=128,
                                  description="the member's id, or its name in the cluster (worker-1)")]
 MAX_TAIL = 10_000
 MAX_SINCE = 4_102_444_800  # 2100-01-01

@@ -1186,6 +1186,11 @@ export interface components {
             timeout_s: number;
         };
         /**
+         * ExecKind
+         * @enum {string}
+         */
+        ExecKind: "exec" | "terminal";
+        /**
          * ExecRecord
          * @description One command run in a member, as recorded before it ran and when it ended.
          */
@@ -1213,6 +1218,8 @@ export interface components {
             finished_at: string | null;
             /** Id */
             id: number;
+            /** @description a command (`…/exec`, command as given) or an interactive terminal session (`…/terminal`, command ["<terminal>"]) */
+            kind: components["schemas"]["ExecKind"];
             /** Member Id */
             member_id: string;
             /** Started At */
@@ -5777,6 +5784,7 @@ type ReadonlyArray<T> = [
 export const clusterStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterState"]> = ["PENDING", "QUEUED", "SCHEDULING", "DEPLOYING", "CONFIGURING", "RUNNING", "DEGRADED", "FAILED", "DESTROYING", "DESTROYED"];
 export const diskClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskClass"]> = ["hdd", "ssd", "nvme"];
 export const diskStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskState"]> = ["free", "allocated", "wiping", "failed", "retired"];
+export const execKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExecKind"]> = ["exec", "terminal"];
 export const ipPoolDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IpPool"]["driver"]> = ["bridge", "macvlan"];
 export const jobStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["state"]> = ["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"];
 export const lsblkDeviceRotaAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LsblkDevice"]["rota"]> = [0, 1, "0", "1", "true", "false"];
