@@ -10,8 +10,9 @@ export default defineConfig({
   plugins: [react()],
   resolve: { tsconfigPaths: true },
   server: {
-    // `npm run dev` forwards API calls to a running api-server, so fetches stay same-origin.
-    proxy: Object.fromEntries(API_PATHS.map((path) => [path, API_SERVER])),
+    // `npm run dev` forwards API calls to a running api-server, so fetches stay same-origin; WebSockets
+    // too (a member's terminal), with the page's Host, which the api-server's Origin check compares.
+    proxy: Object.fromEntries(API_PATHS.map((path) => [path, { target: API_SERVER, ws: true }])),
   },
   test: {
     environment: 'jsdom',

@@ -9,12 +9,14 @@ import type { Cluster } from '@/lib/api/types';
 import { deleteCluster } from '../api/clusters';
 import { clusterQueryKey, useLiveCluster } from '../hooks/use-live-cluster';
 import { clusterPath, type ClusterAddress } from '../lib/cluster';
+import { canOpenTerminal } from '../lib/terminal';
 import { EventTimeline } from './event-timeline';
 import { JobList } from './job-list';
 import { MemberCharts } from './member-charts';
 import { MemberLogs } from './member-logs';
 import { MemberTable } from './member-table';
 import { StateBadge } from './state-badge';
+import { TerminalPanel } from './terminal-panel';
 
 /** One cluster, live: state, members (node, IP, DNS, disks, links), the timeline, and Delete. */
 export function ClusterDetailPage() {
@@ -27,6 +29,7 @@ export function ClusterDetailPage() {
 function LiveClusterPage({ address }: { address: ClusterAddress }) {
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
+  const [terminal, setTerminal] = useState<string | null>(null); // the member whose terminal is open
   const remove = useMutation({
     mutationFn: () => deleteCluster(address),
     onSuccess: (updated) => {
@@ -55,7 +58,10 @@ function LiveClusterPage({ address }: { address: ClusterAddress }) {
           <p>{c.reason}</p>
         </div>
       )}
-      <MemberTable members={c.members} />
+      <MemberTable members={c.members} canOpenTerminal={(m) => canOpenTerminal(c.state, m)} onOpenTerminal={setTerminal} />
+      {terminal && canOpenTerminal(c.state, c.members.find((m) => m.member_id === terminal) ?? {}) && (
+        <TerminalPanel address={address} member={terminal} onClose={() => setTerminal(null)} />
+      )}
       {c.state !== 'DESTROYED' && c.state !== 'DESTROYING' && (
         <div className="form__actions">
           {!confirming ? (

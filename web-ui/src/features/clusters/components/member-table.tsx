@@ -6,8 +6,18 @@ function size(bytes?: number | null): string {
   return bytes === undefined || bytes === null ? '' : `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
 
-/** Each member: where it runs, its floating IP and DNS name, its whole disks and its service links. */
-export function MemberTable({ members }: { members: Member[] }) {
+/** Each member: where it runs, its floating IP and DNS name, its whole disks and its service links;
+ * with `canOpenTerminal`, a Terminal button for each member it says yes to. */
+export function MemberTable({
+  members,
+  canOpenTerminal,
+  onOpenTerminal,
+}: {
+  members: Member[];
+  canOpenTerminal?: (member: Member) => boolean;
+  onOpenTerminal?: (memberId: string) => void;
+}) {
+  const terminals = canOpenTerminal !== undefined && onOpenTerminal !== undefined;
   return (
     <table className="table" aria-label="members">
       <thead>
@@ -20,6 +30,7 @@ export function MemberTable({ members }: { members: Member[] }) {
           <th>DNS name</th>
           <th>Disks</th>
           <th>Services</th>
+          {terminals && <th>Shell</th>}
         </tr>
       </thead>
       <tbody>
@@ -59,6 +70,16 @@ export function MemberTable({ members }: { members: Member[] }) {
                     ))
                 : null}
             </td>
+            {terminals && (
+              <td>
+                {canOpenTerminal(m) && (
+                  <button type="button" className="button button--small" aria-label={`Open a terminal in ${m.member_id}`}
+                    onClick={() => onOpenTerminal(m.member_id)}>
+                    Terminal
+                  </button>
+                )}
+              </td>
+            )}
           </tr>
         ))}
       </tbody>

@@ -1,0 +1,51 @@
+import { expect, test } from '@playwright/test';
+
+import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+
+type Cluster = { id: string; owner: string; product: string; version: string; state: string;
+  members: { member_id: string }[] };
+
+let admin: string;
+let user: { username: string; token: string };
+
+test.beforeAll(async () => {
+  admin = newAdminToken();
+  user = await newUser(admin);
+});
+
+test.afterAll(async () => {
+  await destroyClusters(user.token, user.username);
+  await api(admin, 'DELETE', `/admin/users/${user.username}`);
+});
+
+test("a member's terminal on the cluster page runs what is typed", async ({ page }) => {
+  const launched = await api<Cluster>(user.token, 'POST', '/products/static-web/1.0', {
+    roles: { server: { count: 1, cpus: 0.1, disks: { hdd: 1 } } }, wait_for_resources: true,
+  });
+  const path = `/clusters/${launched.owner}/${launched.product}/${launched.version}/${launched.id}`;
+  await expect.poll(async () => (await api<Cluster>(user.token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
+  const member = (await api<Cluster>(user.token, 'GET', path)).members[0]!;
+
+  await signIn(page, user.token);
+  await page.goto(`/ui${path}`);
+  await page.getByRole('button', { name: `Open a terminal in ${member.member_id}` }).click();
+  const terminal = page.getByRole('region', { name: `terminal of ${member.member_id}` });
+  await expect(terminal).toHaveAttribute('data-state', 'open', { timeout: 30_000 });
+  // xterm.js takes the keys where it has focus (its hidden textarea), as a person's typing.
+  await terminal.click();
+  await page.keyboard.type('echo hi-$((6*7))');
+  await page.keyboard.press('Enter');
+  // The shell's answer, not the echo of what was typed: only the answer says hi-42.
+  await expect(terminal).toContainText('hi-42', { timeout: 30_000 });
+  await terminal.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}/member-terminal.png`, fullPage: true });
+
+  await page.keyboard.type('exit');
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('status').filter({ hasText: 'Session ended' })).toContainText('the shell exited, exit code 0');
+  const records = await api<{ kind: string; command: string[]; exit_code: number | null }[]>(user.token, 'GET', `${path}/execs`);
+  expect(records.filter((r) => r.kind === 'terminal')).toEqual([
+    expect.objectContaining({ command: ['<terminal>'], exit_code: 0 }),
+  ]);
+  await api(user.token, 'DELETE', path);
+});
