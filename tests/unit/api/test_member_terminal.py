@@ -208,6 +208,13 @@ def test_a_refused_session_keeps_no_place_under_the_cap(api, tokens):
     assert limiter.open == {}
 
 
+def test_a_database_that_fails_is_a_503_not_a_crash(tmp_path):
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/no-such-folder/api.db", consul_url="http://127.0.0.1:1")
+    answer = refusal(TestClient(build_app(settings)), protocols=offer("spd_" + "x" * 43))
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "UNAVAILABLE"
+    get_engine.cache_clear()
+
+
 # --- the record -----------------------------------------------------------------------------------
 
 def test_a_terminal_session_is_recorded_as_one(database):

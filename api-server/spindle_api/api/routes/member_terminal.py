@@ -37,6 +37,7 @@ import anyio
 from fastapi import APIRouter, WebSocket
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
@@ -115,8 +116,12 @@ async def member_terminal(websocket: WebSocket, username: str, product: str, ver
                 "username": username, "product": product, "version": version, "cluster_id": cluster_id,
                 "member": member})
         except ApiError as refusal:
-            await deny(websocket, JSONResponse(envelope(refusal.code, refusal.message, refusal.details),
-                                               status_code=refusal.status, headers=refusal.headers or None))
+            await _deny(websocket, refusal)
+            return
+        except SQLAlchemyError as exc:  # as the app's handlers answer it on the other routes
+            log.warning("terminal refused: the database failed: %s", type(exc).__name__)
+            await _deny(websocket, ApiError(503, "UNAVAILABLE", "the service is busy or its database unreachable; "
+                                            "try again shortly", headers={"Retry-After": "1"}))
             return
         # Unless the relay says otherwise: the caller went before the agent said how the shell ended.
         ended: tuple[int | None, bool, str | None] = (None, False, "CLOSED")
@@ -131,12 +136,19 @@ async def member_terminal(websocket: WebSocket, username: str, product: str, ver
         place.release()
 
 
+async def _deny(websocket: WebSocket, refusal: ApiError) -> None:
+    """The refusal as the HTTP answer to the upgrade, in the error envelope (the caller may be gone)."""
+    with contextlib.suppress(*PEER_GONE):
+        await deny(websocket, JSONResponse(envelope(refusal.code, refusal.message, refusal.details),
+                                           status_code=refusal.status, headers=refusal.headers or None))
+
+
 async def _open(websocket: WebSocket, settings: Settings, place: _Place,
                 params: dict[str, str]) -> tuple[ClientConnection, int, MemberView]:
     """Every check, the record, and the node's agent's WebSocket; an ApiError for the first refusal."""
     if not origin_allowed(websocket.headers.get("origin"), websocket.headers.get("host")):
         raise ApiError(403, "ORIGIN_NOT_ALLOWED", "a terminal opens only from a page of this server "
-                       f"(Origin {websocket.headers.get('origin')!r} is another)")
+                       f"(Origin {websocket.headers.get('origin', '')[:200]!r} is another)")
     offered = websocket.scope.get("subprotocols") or []
     user = await run_in_threadpool(_sign_in, settings, offered_token(offered))
     check_params(params)
