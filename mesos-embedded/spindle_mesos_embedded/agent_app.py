@@ -130,7 +130,6 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
         except REFUSALS as exc:
             await deny(websocket, _refused(name, exc))
             return
-        await websocket.accept()
         await container_terminal_module.serve(websocket, terminal)
 
     return app

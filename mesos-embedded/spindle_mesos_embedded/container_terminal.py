@@ -100,9 +100,9 @@ def open_terminal(client: docker.DockerClient, name: str) -> Terminal:
 
 
 async def serve(websocket: WebSocket, terminal: Terminal) -> None:
-    """Bridge the accepted ``websocket`` and the terminal until one side ends (or the time limits
-    do); then the shell and what it started are killed and a caller still there gets the end frame
-    and the close."""
+    """Accept ``websocket`` and bridge it and the terminal until one side ends (or the time limits
+    do); then the shell and what it started are killed (a caller gone before the accept too) and a
+    caller still there gets the end frame and the close."""
     max_s, idle_s = MAX_SESSION_S, IDLE_S
     loop = asyncio.get_running_loop()
     started = last_input = loop.time()
@@ -157,6 +157,10 @@ async def serve(websocket: WebSocket, terminal: Terminal) -> None:
 
     reason = "closed"  # unless a part ends it first (else the server is stopping: the caller goes too)
     try:
+        try:
+            await websocket.accept()
+        except PEER_GONE:
+            return
         reason = await first_of(output, input_, clock)
     finally:
         with anyio.CancelScope(shield=True):  # cancelled: the shell still goes

@@ -8,6 +8,7 @@ caller closing, no input for the idle time, the longest session.
 Docker is faked (as in test_container_exec; tests/support/fake_docker.py): its exec is a real
 socket pair, whose other end plays the shell, and the exec's process is a real process of this host,
 killed the way a member's is."""
+import asyncio
 import json
 import socket
 import threading
@@ -17,7 +18,7 @@ import pytest
 from docker.errors import APIError
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
-from starlette.websockets import WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from spindle_mesos_embedded import container_terminal
 from spindle_mesos_embedded.agent_app import build_agent_app
@@ -170,3 +171,19 @@ def test_output_stops_when_the_tty_breaks(shell):
         end = end_of(ws)
         ended.set()
     assert end["reason"] == "exited" and ended.is_set()
+
+
+def test_a_caller_gone_before_the_accept_still_ends_the_shell(shell):
+    docker = docker_for(shell)
+    terminal = container_terminal.open_terminal(docker, NAME)  # type: ignore[arg-type]
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        raise OSError("the caller went away")
+
+    websocket = WebSocket({"type": "websocket", "path": URL, "headers": [], "query_string": b""}, receive, send)
+    asyncio.run(container_terminal.serve(websocket, terminal))
+    assert shell.process.poll() == -9, "the shell started for nobody is killed"
+    assert docker.closed
