@@ -76,17 +76,23 @@ def test_the_owner_types_resizes_and_exits(owner, cluster):
         read_until(ws, r"(?m)^65534\r?$")
         ws.send(b"stty size\r")
         read_until(ws, r"(?m)^43 132\r?$")
-        ws.send(b"exit\r")
-        end = None
-        deadline = time.monotonic() + 30
-        while end is None and time.monotonic() < deadline:
-            frame = ws.recv(timeout=30)
-            if isinstance(frame, str):
-                end = json.loads(frame)
-        assert end == {"exit_code": 0, "reason": "exited"}, end
-        with pytest.raises(ConnectionClosedOK):  # then the close, a normal one
-            ws.recv(timeout=10)
-        assert ws.close_code == 1000
+        assert exit_shell(ws) == {"exit_code": 0, "reason": "exited"}
+
+
+def exit_shell(ws: ClientConnection) -> dict:
+    """Type ``exit``; the end frame, after which the server closes normally."""
+    ws.send(b"exit\r")
+    end = None
+    deadline = time.monotonic() + 30
+    while end is None and time.monotonic() < deadline:
+        frame = ws.recv(timeout=30)
+        if isinstance(frame, str):
+            end = json.loads(frame)
+    with pytest.raises(ConnectionClosedOK):  # then the close, a normal one
+        ws.recv(timeout=10)
+    assert ws.close_code == 1000
+    assert end is not None, "no end frame"
+    return end
 
 
 def exec_output(owner, cluster: dict, command: list[str]) -> str:
@@ -142,10 +148,20 @@ def test_refusals_before_the_upgrade(database_url, owner, cluster):
 
 
 def test_sessions_are_recorded(owner, cluster):
-    answer = httpx.get(f"{API_URL}{cluster_path(cluster)}/execs", headers={"Authorization": f"Bearer {owner.token}"},
-                       timeout=30)
-    assert answer.status_code == 200, answer.text
-    sessions = [r for r in answer.json() if r["kind"] == "terminal"]
+    with open_terminal(cluster, owner.token) as ws:  # one the shell ends
+        assert exit_shell(ws)["exit_code"] == 0
+    with open_terminal(cluster, owner.token) as ws:  # one this side closes
+        ws.send(b"true\r")
+    # The api-server completes a closed session's record once the node's side has closed too.
+    deadline, sessions = time.monotonic() + 30, []
+    while time.monotonic() < deadline:
+        answer = httpx.get(f"{API_URL}{cluster_path(cluster)}/execs",
+                           headers={"Authorization": f"Bearer {owner.token}"}, timeout=30)
+        assert answer.status_code == 200, answer.text
+        sessions = [r for r in answer.json() if r["kind"] == "terminal"]
+        if sessions and all(r["finished_at"] for r in sessions):
+            break
+        time.sleep(0.5)
     assert sessions, answer.json()
     assert all(r["command"] == ["<terminal>"] and r["username"] == owner.username for r in sessions)
     assert all(r["member_id"] == cluster["members"][0]["member_id"] for r in sessions)
