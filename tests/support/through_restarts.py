@@ -1,7 +1,8 @@
 """Calls of the live public API that go on through another engineer's restart of a service (its
 API is unreachable, status 0, or 502/503 for a moment) instead of failing the test."""
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from spindle_client.client import SpindleClient, SpindleError
@@ -34,6 +35,21 @@ def settled(user: SpindleClient, cluster: dict, states: tuple[str, ...], timeout
             if exc.status not in PASSING or time.monotonic() > deadline:
                 raise
             time.sleep(2)
+
+
+@contextmanager
+def running_cluster(owner: SpindleClient, product: str, version: str, options: dict,
+                    timeout: float = 600) -> Iterator[dict]:
+    """A cluster of ``owner``, launched and RUNNING (else the test fails with its reason), destroyed
+    (and waited for) after."""
+    launched = retrying(lambda: owner.launch(product, version, options))
+    try:
+        running = settled(owner, launched, ("RUNNING", "FAILED"), timeout=timeout)
+        assert running["state"] == "RUNNING", (running["reason_code"], running["reason"])
+        yield running
+    finally:
+        retrying(lambda: owner.delete(launched))
+        settled(owner, launched, ("DESTROYED",), timeout=300)
 
 
 def replaced(user: SpindleClient, cluster: dict, member_id: str, timeout: float) -> tuple[dict, dict]:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.support.live_users import API_URL, live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import running_cluster
 
 LAUNCH = {"roles": {"server": {"count": 1, "cpus": 0.1, "disks": {"hdd": 1}}}, "wait_for_resources": True}
 
@@ -29,14 +29,8 @@ def owner(database_url):
 
 @pytest.fixture(scope="module")
 def cluster(owner):
-    launched = retrying(lambda: owner.launch("static-web", "1.0", LAUNCH))
-    try:
-        running = settled(owner, launched, ("RUNNING", "FAILED"), timeout=600)
-        assert running["state"] == "RUNNING", (running["reason_code"], running["reason"])
+    with running_cluster(owner, "static-web", "1.0", LAUNCH) as running:
         yield running
-    finally:
-        retrying(lambda: owner.delete(launched))
-        settled(owner, launched, ("DESTROYED",), timeout=300)
 
 
 def logs_path(cluster: dict, member: str) -> str:

@@ -17,7 +17,7 @@ from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from tests.support.live_users import API_URL, live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import running_cluster
 
 LAUNCH = {"roles": {"server": {"count": 1, "cpus": 0.1, "disks": {"hdd": 1}}}, "wait_for_resources": True}
 WS_URL = API_URL.replace("http://", "ws://")
@@ -31,14 +31,8 @@ def owner(database_url):
 
 @pytest.fixture(scope="module")
 def cluster(owner):
-    launched = retrying(lambda: owner.launch("static-web", "1.0", LAUNCH))
-    try:
-        running = settled(owner, launched, ("RUNNING", "FAILED"), timeout=600)
-        assert running["state"] == "RUNNING", (running["reason_code"], running["reason"])
+    with running_cluster(owner, "static-web", "1.0", LAUNCH) as running:
         yield running
-    finally:
-        retrying(lambda: owner.delete(launched))
-        settled(owner, launched, ("DESTROYED",), timeout=300)
 
 
 def cluster_path(cluster: dict) -> str:
