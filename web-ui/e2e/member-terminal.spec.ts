@@ -1,9 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
-
-type Cluster = { id: string; owner: string; product: string; version: string; state: string;
-  members: { member_id: string }[] };
+import { SHOTS, api, destroyClusters, newAdminToken, newUser, runningStaticWeb, signIn } from './platform';
 
 let admin: string;
 let user: { username: string; token: string };
@@ -19,12 +16,8 @@ test.afterAll(async () => {
 });
 
 test("a member's terminal on the cluster page runs what is typed", async ({ page }) => {
-  const launched = await api<Cluster>(user.token, 'POST', '/products/static-web/1.0', {
-    roles: { server: { count: 1, cpus: 0.1, disks: { hdd: 1 } } }, wait_for_resources: true,
-  });
-  const path = `/clusters/${launched.owner}/${launched.product}/${launched.version}/${launched.id}`;
-  await expect.poll(async () => (await api<Cluster>(user.token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
-  const member = (await api<Cluster>(user.token, 'GET', path)).members[0]!;
+  const { cluster, path } = await runningStaticWeb(user.token);
+  const member = cluster.members[0]!;
 
   await signIn(page, user.token);
   await page.goto(`/ui${path}`);

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STATE_DIR = process.env.SPINDLE_STATE_DIR ?? '/var/lib/spindle';
@@ -65,4 +65,17 @@ export async function signIn(page: Page, token: string): Promise<void> {
   await page.getByLabel('API token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+}
+
+export type StaticWeb = { id: string; owner: string; product: string; version: string; state: string;
+  members: { member_id: string; ip: string }[] };
+
+/** A static-web cluster of one server launched by the user of `token`, once RUNNING, and its API path. */
+export async function runningStaticWeb(token: string): Promise<{ cluster: StaticWeb; path: string }> {
+  const launched = await api<StaticWeb>(token, 'POST', '/products/static-web/1.0', {
+    roles: { server: { count: 1, cpus: 0.1, disks: { hdd: 1 } } }, wait_for_resources: true,
+  });
+  const path = `/clusters/${launched.owner}/${launched.product}/${launched.version}/${launched.id}`;
+  await expect.poll(async () => (await api<StaticWeb>(token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
+  return { cluster: await api<StaticWeb>(token, 'GET', path), path };
 }
