@@ -18,10 +18,15 @@ from spindle_client.commands import (
     cmd_jobs,
     cmd_launch,
     cmd_products,
+    cmd_resize,
     cmd_show,
+    cmd_start,
+    cmd_stop,
     cmd_submit,
     launch_options,
+    role_count,
 )
+from spindle_client.dataset_commands import add_dataset_commands
 from spindle_client.exec_commands import add_exec_commands
 from spindle_client.logs_commands import add_logs_command
 from spindle_client.quota_commands import add_quota_commands
@@ -96,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="a node tried first (repeatable)")
     placement.add_argument("--exclude-node", action="append", default=[], metavar="NODE",
                            help="a node never used (repeatable)")
+    launch.add_argument("--dataset", metavar="NAME",
+                        help="attach your dataset NAME: members of the same role and index take over its disks")
     launch.add_argument("--follow", action="store_true", help="then follow its progress until it settles")
     launch.set_defaults(func=api_command(cmd_launch))
     clusters = sub.add_parser("clusters", parents=[machine], help="list your clusters")
@@ -104,13 +111,27 @@ def build_parser() -> argparse.ArgumentParser:
     clusters.add_argument("--user", help="another user's clusters (admins)")
     clusters.set_defaults(func=api_command(cmd_clusters))
     for name, func, text in (("show", cmd_show, "show a cluster"), ("events", cmd_events, "a cluster's timeline"),
-                             ("delete", cmd_delete, "destroy a cluster")):
+                             ("delete", cmd_delete, "destroy a cluster (--keep-disks: keep its disks as a dataset)"),
+                             ("stop", cmd_stop, "stop a cluster: containers stop, disks and floating IPs are kept"),
+                             ("start", cmd_start, "start a stopped cluster again on its kept disks")):
         command = sub.add_parser(name, parents=[machine], help=text)
         command.add_argument("cluster_id")
         command.add_argument("--user", help="the cluster's owner (admins)")
-        if name == "events":
+        if name in ("events", "stop", "start"):
             command.add_argument("--follow", action="store_true", help="live progress until the cluster settles")
+        if name == "delete":
+            command.add_argument("--keep-disks", action="store_true",
+                                 help="keep the members' disks, data and all, as a dataset of yours")
+            command.add_argument("--dataset", help="the dataset's name (default: the cluster's id)")
         command.set_defaults(func=api_command(func))
+    resize = sub.add_parser("resize", parents=[machine], help="change how many members of a role a running cluster has",
+                            usage="spindle resize CLUSTER_ID ROLE=COUNT [ROLE=COUNT ...] [--plan] [--follow] [--json]")
+    resize.add_argument("cluster_id")
+    resize.add_argument("counts", nargs="+", type=role_count, metavar="ROLE=COUNT", help="e.g. worker=4")
+    resize.add_argument("--plan", action="store_true", help="only show where added members would go")
+    resize.add_argument("--follow", action="store_true", help="then follow it until it settles")
+    resize.add_argument("--user", help="the cluster's owner (admins)")
+    resize.set_defaults(func=api_command(cmd_resize))
     submit = sub.add_parser(
         "submit", parents=[machine], help="run a driver program against a running cluster",
         usage="spindle submit [-h] CLUSTER_ID MAIN [--file FILE]... [--wait] [--json] [--user USER] [-- ARGS...]",
@@ -140,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_top_command(sub, machine, api_command)
     add_logs_command(sub, machine, api_command)
     add_exec_commands(sub, machine, api_command)
+    add_dataset_commands(sub, machine, api_command)
     return parser
 
 

@@ -162,8 +162,43 @@ class SpindleClient:
     def cluster(self, cluster: ClusterAddress) -> models.Cluster:
         return self._get(models.Cluster, "GET", cluster_path(cluster))
 
-    def delete(self, cluster: ClusterAddress) -> models.Cluster:
-        return self._get(models.Cluster, "DELETE", cluster_path(cluster))
+    def delete(self, cluster: ClusterAddress, keep_disks: bool = False, dataset: str | None = None) -> models.Cluster:
+        """Destroy a cluster; ``keep_disks``: its members' disks are kept with their data as your
+        dataset ``dataset`` (default: the cluster's id) instead of being wiped."""
+        params: dict[str, Any] = {"keep_disks": "true"} if keep_disks else {}
+        if dataset is not None:
+            params["dataset"] = dataset
+        return self._get(models.Cluster, "DELETE", cluster_path(cluster), params=params)
+
+    def resize(self, cluster: ClusterAddress, roles: Mapping[str, int]) -> models.Cluster:
+        """Change how many members of each role the running cluster has."""
+        return self._get(models.Cluster, "POST", f"{cluster_path(cluster)}/resize", json={"roles": dict(roles)})
+
+    def plan_resize(self, cluster: ClusterAddress, roles: Mapping[str, int]) -> models.Plan:
+        """Where the members a resize adds would go, or why they cannot."""
+        return self._get(models.Plan, "POST", f"{cluster_path(cluster)}/resize/plan", json={"roles": dict(roles)})
+
+    def stop(self, cluster: ClusterAddress) -> models.Cluster:
+        """Stop a running cluster: containers stop, disks and floating IPs are kept."""
+        return self._get(models.Cluster, "POST", f"{cluster_path(cluster)}/stop")
+
+    def start(self, cluster: ClusterAddress) -> models.Cluster:
+        """Start a stopped cluster again on its kept disks, with its floating IPs."""
+        return self._get(models.Cluster, "POST", f"{cluster_path(cluster)}/start")
+
+    def datasets(self, username: str, include_ended: bool = False) -> list[models.Dataset]:
+        """``username``'s datasets (yours; admins anyone's), newest first."""
+        return self._get(list[models.Dataset], "GET", f"/datasets/{username}",
+                         params={"include_ended": "true"} if include_ended else {})
+
+    def all_datasets(self, include_ended: bool = False) -> list[models.Dataset]:
+        """Every user's datasets (admins)."""
+        return self._get(list[models.Dataset], "GET", "/admin/datasets",
+                         params={"include_ended": "true"} if include_ended else {})
+
+    def reclaim_dataset(self, username: str, name: str) -> models.Dataset:
+        """Wipe a kept dataset's disks."""
+        return self._get(models.Dataset, "DELETE", f"/datasets/{username}/{name}")
 
     def metrics(self, cluster: ClusterAddress, minutes: int = 30, step: int = 15) -> models.ClusterMetrics:
         """Per-member figures over the last ``minutes`` (CPU, memory, disk I/O and use, network)."""

@@ -40,10 +40,14 @@ PLACEMENT_FLAGS = {"strategy": "strategy", "anti_affinity": "anti_affinity", "pr
 
 
 def launch_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The launch's options: the ``--opt`` pairs, and the placement flags (``--strategy``,
-    ``--anti-affinity``, ``--prefer-node``, ``--exclude-node``) in ``placement``. A placement key set
-    both ways is an error; a name repeated counts once."""
+    """The launch's options: the ``--opt`` pairs, ``--dataset`` as ``dataset``, and the placement flags
+    (``--strategy``, ``--anti-affinity``, ``--prefer-node``, ``--exclude-node``) in ``placement``. A key
+    set both ways is an error; a name repeated counts once."""
     options = parse_opts(args.opt)
+    if getattr(args, "dataset", None):
+        if "dataset" in options:
+            raise ValueError("dataset is given both with --opt and with --dataset")
+        options["dataset"] = args.dataset
     given = {key: getattr(args, flag, None) for flag, key in PLACEMENT_FLAGS.items()}
     given = {key: value if isinstance(value, str) else list(dict.fromkeys(value))
              for key, value in given.items() if value}
@@ -150,9 +154,55 @@ def cmd_events(args: argparse.Namespace, client: SpindleClient, username: str) -
 
 
 def cmd_delete(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
-    cluster = client.delete(client.find_cluster(username, args.cluster_id))
-    _print_json(cluster) if args.json else print(f"deleting {cluster.id}: {cluster.state}")
+    cluster = client.delete(client.find_cluster(username, args.cluster_id), keep_disks=args.keep_disks,
+                            dataset=args.dataset)
+    if args.json:
+        _print_json(cluster)
+    else:
+        kept = f", its disks kept as dataset {args.dataset or cluster.id}" if args.keep_disks else ""
+        print(f"deleting {cluster.id}: {cluster.state}{kept}")
     return 0
+
+
+def role_count(text: str) -> tuple[str, int]:
+    """``ROLE=N`` of ``spindle resize``."""
+    role, sep, count = text.partition("=")
+    if not sep or not role or not count.isdigit():
+        raise argparse.ArgumentTypeError(f"expected ROLE=COUNT (e.g. worker=4), got {text!r}")
+    return role, int(count)
+
+
+def cmd_resize(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
+    """Resize a running cluster (``ROLE=N`` …); --plan: where added members would go; --follow: until RUNNING."""
+    cluster = client.find_cluster(username, args.cluster_id)
+    roles = dict(args.counts)
+    if args.plan:
+        plan = client.plan_resize(cluster, roles)
+        _print_json(plan) if args.json else _print_plan(plan)
+        return 0 if plan.placeable else 1
+    cluster = client.resize(cluster, roles)
+    if not args.follow:
+        _print_json(cluster) if args.json else print(f"resizing {cluster.id}: {cluster.state}")
+        return 0
+    return _follow(args, client, cluster)
+
+
+def cmd_stop(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
+    """Stop a cluster (disks and floating IPs kept); --follow: until it is STOPPED."""
+    cluster = client.stop(client.find_cluster(username, args.cluster_id))
+    if not args.follow:
+        _print_json(cluster) if args.json else print(f"stopping {cluster.id}: {cluster.state}")
+        return 0
+    return _follow(args, client, cluster)
+
+
+def cmd_start(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
+    """Start a stopped cluster again; --follow: until it is RUNNING (or FAILED)."""
+    cluster = client.start(client.find_cluster(username, args.cluster_id))
+    if not args.follow:
+        _print_json(cluster) if args.json else print(f"starting {cluster.id}: {cluster.state}")
+        return 0
+    return _follow(args, client, cluster)
 
 
 JOB_FINISHED = ("SUCCEEDED", "FAILED", "KILLED")
@@ -196,7 +246,7 @@ def _print_job(args: argparse.Namespace, job: models.Job, exit_like_job: bool = 
 
 
 def _follow(args: argparse.Namespace, client: SpindleClient, cluster: models.Cluster) -> int:
-    """Print events as they happen; exit 0 when the cluster settles RUNNING or DESTROYED, 1 if FAILED."""
+    """Print events as they happen; exit 0 when the cluster settles (RUNNING, STOPPED or DESTROYED), 1 if FAILED."""
     settled: models.Cluster | None = cluster
     for kind, data in client.follow_events(cluster):
         if kind == "end":

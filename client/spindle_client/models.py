@@ -8,6 +8,7 @@ from spindle_client.models_gen import (
                                        ClusterState,
                                        ClusterView,
                                        CreatedToken,
+                                       DatasetView,
                                        DiskClassCapacity,
                                        ErrorEnvelope,
                                        EventView,
@@ -33,7 +34,8 @@ User = UserOut
 Product = ProductSummary
 DiskCapacity = DiskClassCapacity
 Token = TokenOut
+Dataset = DatasetView
 
 __all__ = ["Capacity", "Cluster", "ClusterMetrics", "ClusterPage", "ClusterState", "Disk", "DiskCapacity",
            "ErrorEnvelope", "Event", "ExecRecord", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog",
-           "User", "CreatedToken", "Token", "Quota", "QuotaAmounts"]
+           "User", "CreatedToken", "Token", "Quota", "QuotaAmounts", "Dataset"]

@@ -33,6 +33,9 @@ class ClusterState(StrEnum):
     CONFIGURING = 'CONFIGURING'
     RUNNING = 'RUNNING'
     DEGRADED = 'DEGRADED'
+    RESIZING = 'RESIZING'
+    STOPPING = 'STOPPING'
+    STOPPED = 'STOPPED'
     FAILED = 'FAILED'
     DESTROYING = 'DESTROYING'
     DESTROYED = 'DESTROYED'
@@ -66,6 +69,13 @@ class CreatedUser(ApiModel):
         ),
     ]
     username: Annotated[str, Field(title='Username')]
+
+
+class State(StrEnum):
+    KEPT = 'KEPT'
+    ATTACHED = 'ATTACHED'
+    RELEASED = 'RELEASED'
+    RECLAIMED = 'RECLAIMED'
 
 
 class DiskClass(StrEnum):
@@ -299,7 +309,7 @@ class IpPool(ApiModel):
     parent: Annotated[str | None, Field(title='Parent')]
 
 
-class State(StrEnum):
+class State1(StrEnum):
     PENDING = 'PENDING'
     RUNNING = 'RUNNING'
     SUCCEEDED = 'SUCCEEDED'
@@ -323,7 +333,7 @@ class Job(ApiModel):
     message: Annotated[str, Field(title='Message')]
     owner: Annotated[str, Field(title='Owner')]
     started_at: Annotated[str | None, Field(title='Started At')]
-    state: Annotated[State, Field(title='State')]
+    state: Annotated[State1, Field(title='State')]
     stderr: Annotated[
         str | None,
         Field(
@@ -834,6 +844,20 @@ class Reservation(ApiModel):
     type: Annotated[Literal['STATIC'], Field(title='Type')]
 
 
+class Resize(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    roles: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[a-z][a-z0-9-]{0,63}$')], int],
+        Field(
+            description="role → how many members of it the cluster should have (within the role's min and max)",
+            examples=[{'worker': 4}],
+            title='Roles',
+        ),
+    ]
+
+
 class RestartPolicy(StrEnum):
     never = 'never'
     replace = 'replace'
@@ -993,6 +1017,60 @@ class ClusterMetrics(ApiModel):
     series: Annotated[list[MetricSeries], Field(title='Series')]
     start: Annotated[str, Field(title='Start')]
     step_seconds: Annotated[int, Field(title='Step Seconds')]
+
+
+class DatasetDisk(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    disk_class: DiskClass
+    id: Annotated[int, Field(title='Id')]
+    mount_point: Annotated[str, Field(title='Mount Point')]
+    size_bytes: Annotated[int | None, Field(title='Size Bytes')] = None
+
+
+class DatasetPart(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    disks: Annotated[list[DatasetDisk], Field(title='Disks')]
+    index: Annotated[int, Field(title='Index')]
+    node: Annotated[str, Field(title='Node')]
+    role: Annotated[str, Field(title='Role')]
+
+
+class DatasetView(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    attached_to: Annotated[
+        str | None,
+        Field(description='the cluster using them (ATTACHED)', title='Attached To'),
+    ]
+    created_at: Annotated[str, Field(title='Created At')]
+    disks: Annotated[
+        dict[str, int], Field(description='whole disks per class', title='Disks')
+    ]
+    id: Annotated[str, Field(title='Id')]
+    members: Annotated[list[DatasetPart], Field(title='Members')]
+    name: Annotated[str, Field(title='Name')]
+    owner: Annotated[str, Field(title='Owner')]
+    owner_id: Annotated[str, Field(title='Owner Id')]
+    product: Annotated[str, Field(title='Product')]
+    size_bytes: Annotated[int, Field(title='Size Bytes')]
+    source_cluster: Annotated[
+        str,
+        Field(description='the cluster whose delete kept them', title='Source Cluster'),
+    ]
+    state: Annotated[
+        State,
+        Field(
+            description='KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped',
+            title='State',
+        ),
+    ]
+    updated_at: Annotated[str, Field(title='Updated At')]
+    version: Annotated[str, Field(title='Version')]
 
 
 class DiscoverResult(ApiModel):

@@ -25,10 +25,18 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from spindle_common.contracts import ALLOWED_CAPABILITIES, DISK_CLASSES, MAX_PIDS_LIMIT, STRATEGIES, USER_PATTERN
+from spindle_common.contracts import (
+    ALLOWED_CAPABILITIES,
+    DATASET_NAME_PATTERN,
+    DISK_CLASSES,
+    MAX_PIDS_LIMIT,
+    STRATEGIES,
+    USER_PATTERN,
+)
 from spindle_common.errors import ApiError
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+ROLE_PATTERN = "^[a-z][a-z0-9-]{0,63}$"  # a role's name in a manifest
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 # A role's (or the jobs') container hardening (``contracts.SecuritySpec``): what it may keep.
 _SECURITY = {
@@ -72,7 +80,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
         "roles": {
             "type": "object",
             "minProperties": 1,
-            "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+            "propertyNames": {"pattern": ROLE_PATTERN},
             "additionalProperties": {
                 "type": "object",
                 "additionalProperties": False,
@@ -107,6 +115,8 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                                                "disks with the same floating IP"},
                     "env": _STRING_MAP,
                     "files": _STRING_MAP,
+                    "reload": {**_STRINGS, "description": "run in a running member after a resize put its "
+                                                           "re-rendered files in (its new peers): an argv"},
                     "security": _SECURITY,
                 },
             },
@@ -176,6 +186,18 @@ def _add_bind(manifest: dict[str, Any]) -> None:
     properties["bind"] = bind_schema(manifest["bindings"])
 
 
+def _add_dataset(manifest: dict[str, Any]) -> None:
+    """Every product takes the ``dataset`` option: a dataset of the owner (disks a deleted cluster of
+    this product kept) whose disks its members of the same role and index take over."""
+    properties = manifest["options_schema"].setdefault("properties", {})
+    if "dataset" in properties:
+        raise CatalogError("field options_schema.properties.dataset: every product has it; do not write it")
+    properties["dataset"] = {
+        "type": "string", "pattern": DATASET_NAME_PATTERN,
+        "description": "a dataset of yours (the disks a deleted cluster of this product kept) whose disks this "
+                       "cluster's members of the same role and index take over, data and all"}
+
+
 class CatalogError(ValueError):
     """A manifest in the catalog is broken; the message names the file and the field."""
 
@@ -230,6 +252,7 @@ def load_manifest(path: Path) -> dict[str, Any]:
         raise CatalogError(f"{path}: field options_schema.properties.placement: {exc}") from None
     try:
         _add_bind(manifest)
+        _add_dataset(manifest)
     except CatalogError as exc:
         raise CatalogError(f"{path}: {exc}") from None
     try:
@@ -311,3 +334,19 @@ def member_requests(manifest: dict[str, Any], options: dict[str, Any]) -> list[d
             members.append({"role": role, "index": index, "cpus": float(chosen.get("cpus", spec["cpus"])),
                             "mem_mb": int(chosen.get("mem_mb", spec["mem_mb"])), "disks": disks})
     return members
+
+
+def role_counts(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, int]:
+    """How many members of each role the options ask for (the manifest's defaults filling in)."""
+    counts: dict[str, int] = {role: 0 for role in manifest["roles"]}
+    for member in member_requests(manifest, options):
+        counts[member["role"]] += 1
+    return counts
+
+
+def with_counts(options: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """``options`` with ``roles.<role>.count`` set for each role of ``counts`` (a resize; a new dict)."""
+    roles = {role: dict(spec) for role, spec in (options.get("roles") or {}).items()}
+    for role, count in counts.items():
+        roles.setdefault(role, {})["count"] = count
+    return {**options, "roles": roles}

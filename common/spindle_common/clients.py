@@ -105,6 +105,11 @@ class DiskClient(ServiceClient):
         for what the owners already hold returns the same disks."""
         return self.request("POST", "/allocations/batch", json={"requests": requests})["allocations"]
 
+    def transfer(self, moves: list[dict[str, str]]) -> dict[str, list[dict[str, Any]]]:
+        """Hand every disk each ``from_owner`` holds to its ``to_owner`` (no wipe), all moves in one
+        transaction; a move already done moves nothing. Returns to_owner → the disks it holds."""
+        return self.request("POST", "/allocations/transfer", json={"moves": moves})["allocations"]
+
     def release_many(self, owners: list[str]) -> list[dict[str, Any]]:
         """Release (and wipe) everything these owners hold, in one call; an owner holding nothing is fine."""
         if not owners:
@@ -139,6 +144,11 @@ class NetworkClient(ServiceClient):
             body["dns_service"] = dns_service
         return self.request("POST", "/allocations/batch", json=body)["leases"]
 
+    def transfer(self, moves: list[dict[str, str]]) -> dict[str, list[dict[str, Any]]]:
+        """Hand every disk each ``from_owner`` holds to its ``to_owner`` (no wipe), all moves in one
+        transaction; a move already done moves nothing. Returns to_owner → the disks it holds."""
+        return self.request("POST", "/allocations/transfer", json={"moves": moves})["allocations"]
+
     def release_many(self, owners: list[str]) -> list[dict[str, Any]]:
         """Free every IP of these owners and drop their DNS names, in one call; holding nothing is fine."""
         if not owners:
@@ -165,6 +175,30 @@ class SchedulerClient(ServiceClient):
 
     def kill(self, cluster_id: str) -> list[dict[str, Any]]:
         return self.request("POST", f"/clusters/{cluster_id}/kill")
+
+    def add_members(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        """Add members (a ``ClusterSpec`` of only them) to a cluster that has tasks; a repeat adds nothing."""
+        return self.request("POST", f"/clusters/{spec['cluster_id']}/members", json=spec)
+
+    def update_container(self, cluster_id: str, member_id: str, container: dict[str, Any]) -> dict[str, Any]:
+        """The member's container as rendered now, for its later relaunches."""
+        return self.request("PUT", f"/clusters/{cluster_id}/members/{member_id}/container", json=container)
+
+    def kill_member(self, cluster_id: str, member_id: str) -> dict[str, Any]:
+        """Kill one member's task (its disks released and wiped as it ends)."""
+        return self.request("POST", f"/clusters/{cluster_id}/members/{member_id}/kill")
+
+    def stop(self, cluster_id: str) -> list[dict[str, Any]]:
+        """Kill the cluster's members keeping their disks (and its job drivers)."""
+        return self.request("POST", f"/clusters/{cluster_id}/stop")
+
+    def start(self, cluster_id: str) -> list[dict[str, Any]]:
+        """Launch a stopped cluster's members again on their kept disks."""
+        return self.request("POST", f"/clusters/{cluster_id}/start")
+
+    def hand_over(self, cluster_id: str, owners: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+        """Give ended members' kept disks (member id → new owner) to their new owners, data and all."""
+        return self.request("POST", f"/clusters/{cluster_id}/hand-over", json={"owners": owners})
 
     def relaunch(self, cluster_id: str, member_id: str, launches_seen: int, reason: str = "") -> dict[str, Any]:
         """Launch an ended member again (fresh disks, its lease); a repeat changes nothing."""

@@ -44,13 +44,16 @@ class ClusterState(StrEnum):
     CONFIGURING = "CONFIGURING"  # every member healthy; service discovery being confirmed
     RUNNING = "RUNNING"
     DEGRADED = "DEGRADED"  # was RUNNING; a member died and is being replaced
+    RESIZING = "RESIZING"  # was RUNNING; members are being added or removed (the owner changed a count)
+    STOPPING = "STOPPING"  # the owner asked to stop it: its containers are being stopped
+    STOPPED = "STOPPED"  # no container runs; its members keep their disks and floating IPs
     FAILED = "FAILED"
     DESTROYING = "DESTROYING"
     DESTROYED = "DESTROYED"
 
 
-# States in which a cluster is served and nothing waits on a timer: streams end here.
-SETTLED_STATES = frozenset({ClusterState.RUNNING, ClusterState.FAILED, ClusterState.DESTROYED})
+# States in which a cluster is served (or stopped) and nothing waits on a timer: streams end here.
+SETTLED_STATES = frozenset({ClusterState.RUNNING, ClusterState.STOPPED, ClusterState.FAILED, ClusterState.DESTROYED})
 
 
 class TaskState(StrEnum):
@@ -275,6 +278,22 @@ class IpLease(Model):
     dns_name: str | None = None
 
 
+# A node as placement names it (the Mesos agent's hostname).
+NodeName = Annotated[str, Field(min_length=1, max_length=255)]
+RoleName = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class DiskPin(Model):
+    """Where a member's kept disks are: it is placed on that node, on exactly those disks (``/data/N``
+    in this order), instead of being given fresh ones — a stopped cluster started again, or a
+    dataset attached to a new cluster (``adopt_from``: who holds the disks in disk-service until the
+    member takes them over)."""
+
+    node: NodeName
+    mount_points: list[str] = Field(min_length=1, max_length=64)
+    adopt_from: str | None = Field(default=None, min_length=1, max_length=255)
+
+
 class MemberSpec(Model):
     member_id: str = Field(pattern=NAME_PATTERN)
     role: str = Field(min_length=1, max_length=64)
@@ -285,6 +304,7 @@ class MemberSpec(Model):
     restart: RestartPolicy = RestartPolicy.NEVER
     container: ContainerSpec
     lease: IpLease | None = Field(default=None, description="the member's floating IP, held by the orchestrator")
+    pin: DiskPin | None = Field(default=None, description="kept disks it is placed on (else fresh ones)")
 
     @field_validator("disks")
     @classmethod
@@ -293,11 +313,6 @@ class MemberSpec(Model):
             if not 0 <= count <= 64:
                 raise ValueError(f"disk count for {disk_class} must be 0–64")
         return disks
-
-
-# A node as placement names it (the Mesos agent's hostname).
-NodeName = Annotated[str, Field(min_length=1, max_length=255)]
-RoleName = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class ClusterSpec(Model):
@@ -378,6 +393,7 @@ class TaskView(Model):
     ip: str | None = None
     launches: int = Field(1, description="how many Mesos tasks this member has had (1 + relaunches)")
     kill_requested: bool = False
+    disks_kept: bool = Field(default=False, description="an ended task whose disks stay held (a stopped member)")
     updated_at: Timestamp | None = None
     kind: TaskKind = Field(default="member", description="a cluster member, or a job's driver (member_id job-<job id>)")
 
@@ -420,6 +436,46 @@ class ClusterView(Model):
     created_at: Timestamp
     updated_at: Timestamp
     members: list[MemberView] = []
+
+
+DATASET_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+DatasetState = Literal["KEPT", "ATTACHED", "RELEASED", "RECLAIMED"]
+
+
+class DatasetDisk(Model):
+    id: int
+    mount_point: str
+    disk_class: DiskClass
+    size_bytes: int | None = None
+
+
+class DatasetPart(Model):
+    """One member's disks in a dataset: a launch's member of the same role and index takes them over."""
+
+    role: str
+    index: int
+    node: str
+    disks: list[DatasetDisk]
+
+
+class DatasetView(Model):
+    """Disks a deleted cluster's members kept, with their data (``DELETE …?keep_disks=true``)."""
+
+    id: str
+    name: str
+    owner: str
+    owner_id: str
+    product: str
+    version: str
+    source_cluster: str = Field(description="the cluster whose delete kept them")
+    state: DatasetState = Field(description="KEPT: held for you (counts against your disk quota); ATTACHED: "
+                                "a cluster of yours uses them; RELEASED/RECLAIMED: wiped")
+    attached_to: str | None = Field(description="the cluster using them (ATTACHED)")
+    disks: dict[str, int] = Field(description="whole disks per class")
+    size_bytes: int
+    members: list[DatasetPart]
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class ClusterPage(Model):

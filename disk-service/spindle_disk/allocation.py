@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from spindle_common.errors import ApiError
 from spindle_disk import inventory, transitions
-from spindle_disk.models import Allocation, Disk, Node
+from spindle_disk.models import Allocation, Disk, DiskTransition, Node
 from spindle_disk.states import ALLOCATED, FREE, WIPING
 
 
@@ -141,3 +141,41 @@ def held_by(session: Session, owner: str) -> tuple[str | None, list[int]]:
     """(node name, disk ids) of what ``owner`` holds."""
     held = _held(session, owner)
     return (held[0][1] if held else None), [disk.id for disk, _ in held]
+
+
+def transfer(session: Session, moves: Sequence[tuple[str, str]], actor: str) -> dict[str, list[int]]:
+    """Hand every disk each ``from`` owner holds to its ``to`` owner, as they are (no wipe: the
+    disks keep their data), all moves in one transaction: a stopped member's disks to a dataset,
+    a dataset's to a member of a new cluster. A move whose ``from`` holds nothing moves nothing (a
+    repeat after a crash). An owner holds disks on one node only: a ``to`` that would then hold
+    disks on two is a 409 and nothing moves. Returns to → the disk ids it holds now. Each handed
+    disk gets an audit row (allocated → allocated, the new owner, "handed over by <from>")."""
+    owners = sorted({o for move in moves for o in move})
+    for owner in owners:  # every owner's advisory lock, in one order: no deadlock with allocate/transfer
+        session.execute(select(func.pg_advisory_xact_lock(func.hashtext(owner))))
+    for source, target in moves:
+        if source == target:
+            raise ApiError(422, "VALIDATION_FAILED", f"a move from {source} to itself")
+        rows = session.execute(
+            select(Allocation, Disk, Node.name).join(Disk, Disk.id == Allocation.disk_id)
+            .join(Node, Node.id == Disk.node_id)
+            .where(Allocation.owner == source, Allocation.released_at.is_(None)).order_by(Disk.id).with_for_update()
+        ).all()
+        if not rows:
+            continue
+        nodes = {name for _, _, name in rows} | {name for _, name in _held(session, target)}
+        if len(nodes) > 1:
+            session.rollback()
+            raise ApiError(409, "OWNER_ON_OTHER_NODE", f"{target} would hold disks on {len(nodes)} nodes",
+                           {"owner": target, "nodes": sorted(nodes)})
+        for allocation, _, _ in rows:
+            allocation.released_at, allocation.released_by = func.now(), actor
+        session.flush()  # the old allocations end before the new ones count (uq_allocations_active_disk)
+        for _, disk, _ in rows:
+            session.add(Allocation(disk_id=disk.id, owner=target, allocated_by=actor))
+            session.add(DiskTransition(disk_id=disk.id, from_state=disk.state, to_state=disk.state, actor=actor,
+                                       owner=target, reason=f"handed over by {source}"[:1024]))
+        session.flush()
+    held = {target: [disk.id for disk, _ in _held(session, target)] for _, target in moves}
+    session.commit()
+    return held

@@ -119,6 +119,25 @@ class ReleaseRequest(BaseModel):
         return self
 
 
+class TransferMove(BaseModel):
+    from_owner: Owner
+    to_owner: Owner
+
+
+class TransferRequest(BaseModel):
+    """Hand every disk of each ``from_owner`` to its ``to_owner``, as they are (no wipe), all in one
+    transaction. Each owner appears in at most one move."""
+
+    moves: list[TransferMove] = Field(min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _each_owner_once(self) -> "TransferRequest":
+        named = [o for m in self.moves for o in (m.from_owner, m.to_owner)]
+        if len(named) != len(set(named)):
+            raise ValueError("an owner appears in more than one move (or a move is from an owner to itself)")
+        return self
+
+
 class BatchAllocationItem(BaseModel):
     """``count`` disks of ``disk_class`` on ``node`` for ``owner`` (a cluster member)."""
 

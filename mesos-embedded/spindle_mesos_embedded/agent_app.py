@@ -2,8 +2,9 @@
 with ``--authenticate_http_executors``: each call carries ``Authorization: Bearer <the token the
 agent gave that executor>``, else 401), /health, and Spindle's own: a member container's logs on
 this node (``spindle_mesos_embedded.container_logs``), a command run in it
-(``spindle_mesos_embedded.container_exec``) and a shell over a WebSocket
-(``spindle_mesos_embedded.container_terminal``)."""
+(``spindle_mesos_embedded.container_exec``), a shell over a WebSocket
+(``spindle_mesos_embedded.container_terminal``) and its config files replaced after a resize
+(``spindle_mesos_embedded.container_files``)."""
 import contextlib
 import itertools
 import json
@@ -17,6 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from spindle_common.terminal import deny
 from spindle_mesos_embedded import container_exec as container_exec_module
+from spindle_mesos_embedded import container_files as container_files_module
 from spindle_mesos_embedded import container_logs as container_logs_module
 from spindle_mesos_embedded import container_terminal as container_terminal_module
 from spindle_mesos_embedded import protocol
@@ -113,6 +115,38 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
         except REFUSALS as exc:
             return _refused(name, exc)
         return StreamingResponse(lines, media_type="application/x-ndjson")
+
+    @app.put("/spindle/v1/containers/{name}/files")
+    async def container_files(name: str, request: Request) -> Response:
+        """Replace config files in a running Spindle container on this node and run its reload, for
+        the orchestrator (the internal token): ``{"files": {path: text}, "reload": {"argv": [...]}}``."""
+        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
+            return _bad("container files are for the platform (the internal token)", 401)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return _bad("body is not JSON")
+        parsed = container_files_module.parse_request(name, body)
+        if isinstance(parsed, str):
+            return _bad(parsed)
+
+        def replace() -> dict:
+            client = docker_client()
+            try:
+                done: dict = {"files": container_files_module.put_files(client, name, parsed.files)}
+            finally:
+                client.close()
+            if parsed.reload is not None:
+                done.update(container_files_module.run_reload(docker_client(), name, parsed.reload))
+            return done
+
+        try:  # Docker's calls block: in a worker thread
+            done = await run_in_threadpool(replace)
+        except container_files_module.CannotWrite as exc:
+            return _bad(str(exc)[:1000], 409)
+        except REFUSALS as exc:
+            return _refused(name, exc)
+        return Response(json.dumps(done), media_type="application/json")
 
     @app.websocket("/spindle/v1/containers/{name}/terminal")
     async def container_terminal(websocket: WebSocket, name: str) -> None:

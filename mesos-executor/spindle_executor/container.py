@@ -1,8 +1,6 @@
 """Create, check and remove a member's (or a job driver's) container through the Docker Engine API."""
-import io
 import os
 import socket
-import tarfile
 import time
 from pathlib import PurePosixPath
 from typing import Any
@@ -13,6 +11,7 @@ from docker.models.containers import Container
 from docker.types import EndpointConfig, LogConfig, Mount, NetworkingConfig
 
 from spindle_common.contracts import OWNED_LABEL, TASK_LABEL, HealthCheckSpec
+from spindle_common.files import files_archive
 from spindle_executor import mounts
 from spindle_executor.job import sandbox
 from spindle_executor.task_spec import TaskContainer
@@ -20,18 +19,6 @@ from spindle_executor.task_spec import TaskContainer
 
 class LaunchFailed(Exception):
     """The container could not be started or never became healthy; the message is the reason."""
-
-
-def _files_archive(files: dict[str, str]) -> bytes:
-    """A tar archive holding the rendered config files at their absolute container paths."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for path, content in files.items():
-            data = content.encode()
-            info = tarfile.TarInfo(str(PurePosixPath(path).relative_to("/")))
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
 
 
 def _check_disks(spec: TaskContainer) -> None:
@@ -146,7 +133,7 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
             container_id = _create(client, spec, networking, binds)
         container = client.containers.prepare_model({"Id": container_id})  # no inspect: it is read when checked
         if spec.files and not spec.security.read_only_root:
-            container.put_archive("/", _files_archive(spec.files))
+            container.put_archive("/", files_archive(spec.files))
         container.start()
     except ImageNotFound:  # create_container never pulls: images come from the node or the registry
         where = f" nor in the registry {os.environ[REGISTRY_ENV]}" if os.environ.get(REGISTRY_ENV) else ""

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from spindle_common.contracts import ClusterState
 from spindle_common.errors import ApiError
 from spindle_common.notify import CLUSTERS, EVENTS, notify
-from spindle_orchestrator.models import Cluster, Event
+from spindle_orchestrator.models import Cluster, Dataset, Event
 
 
 def new_cluster_id() -> str:
@@ -61,19 +61,29 @@ def peers_url(nodes_url: str, cluster_id: str) -> str:
     return f"{nodes_url.rstrip('/')}/internal/clusters/{cluster_id}/peers"
 
 
+def repeated(session: Session, owner_id: str, idempotency_key: str | None) -> Cluster | None:
+    """The cluster this owner already created with this idempotency key, if any."""
+    if not idempotency_key:
+        return None
+    return session.scalar(select(Cluster).where(Cluster.owner_id == owner_id,
+                                                Cluster.idempotency_key == idempotency_key))
+
+
 def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],
-           idempotency_key: str | None, demand: dict[str, Any] | None = None) -> tuple[Cluster, bool]:
-    """A new PENDING cluster, or the one this owner (by id: a re-created user is another) already
-    created with this key (created=False)."""
-    if idempotency_key:
-        existing = session.scalar(select(Cluster).where(Cluster.owner_id == owner_id,
-                                                        Cluster.idempotency_key == idempotency_key))
-        if existing:
-            return _same_request_or_409(existing, product, version, options), False
+           idempotency_key: str | None, demand: dict[str, Any] | None = None,
+           dataset: Dataset | None = None) -> tuple[Cluster, bool]:
+    """A new PENDING cluster (attaching ``dataset``, checked by the caller), or the one this owner (by
+    id: a re-created user is another) already created with this key (created=False)."""
+    existing = repeated(session, owner_id, idempotency_key)
+    if existing:
+        return _same_request_or_409(existing, product, version, options), False
     cluster = Cluster(id=new_cluster_id(), owner=owner, owner_id=owner_id, product=product, version=version,
                       options=options,
                       state=ClusterState.PENDING.value, idempotency_key=idempotency_key, cleaned_up=False,
                       delete_requested=False, secret=new_secret(), demand=demand)
+    if dataset is not None:
+        cluster.dataset_id = dataset.id
+        dataset.state, dataset.attached_to = "ATTACHED", cluster.id
     session.add(cluster)
     record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
                  f"{product} {version} requested by {owner}")
@@ -97,8 +107,9 @@ def _same_request_or_409(cluster: Cluster, product: str, version: str, options: 
     return cluster
 
 
-def get_or_404(session: Session, cluster_id: str) -> Cluster:
-    cluster = session.get(Cluster, cluster_id)
+def get_or_404(session: Session, cluster_id: str, lock: bool = False) -> Cluster:
+    """The cluster (its row locked until the transaction ends with ``lock``), or 404."""
+    cluster = session.get(Cluster, cluster_id, with_for_update=lock)
     if cluster is None:
         raise ApiError(404, "CLUSTER_NOT_FOUND", f"cluster {cluster_id} does not exist")
     return cluster

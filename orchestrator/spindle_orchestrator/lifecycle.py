@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from spindle_common.clients import NetworkClient, SchedulerClient
+from spindle_common.catalog import role_counts, with_counts
+from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.contracts import (
     TERMINAL_TASK_STATES,
@@ -34,31 +35,41 @@ from spindle_common.contracts import (
     utcnow,
 )
 from spindle_common.errors import ApiError
-from spindle_orchestrator import bindings, jobs
+from spindle_orchestrator import bindings, datasets, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
-from spindle_orchestrator.models import Cluster, Member
+from spindle_orchestrator.models import Cluster, Dataset, Member
 from spindle_orchestrator.reconcile import (
     FOLLOWED,
+    SERVED,
     Action,
+    AddMembers,
     AnnounceHealthy,
     Desired,
+    ForgetMembers,
+    KeepDisks,
     Kill,
     Launch,
     MarkCleanedUp,
     MemberRecord,
     Observed,
     Recheck,
+    Reconfigure,
     RecordMember,
     Relaunch,
     ReleaseIps,
+    RemoveMembers,
+    Start,
+    Stop,
     StopJobs,
     Timeouts,
     Transition,
     reconcile,
 )
-from spindle_orchestrator.render import RenderError, plan_members, render_member
+from spindle_orchestrator.reconfigure import Reconfigurer
+from spindle_orchestrator.render import PlannedMember, RenderError, plan_members, render_member
+from spindle_orchestrator.resize import recorded_counts
 from spindle_orchestrator.sweeper import IpSweeper
 
 log = logging.getLogger("spindle.lifecycle")
@@ -72,25 +83,36 @@ class LaunchFailed(Exception):
         self.code, self.message = code, message
 
 
-def desired_of(cluster: Cluster) -> Desired:
+def desired_of(cluster: Cluster, manifest: dict | None = None) -> Desired:
+    """The cluster as the reconcile core takes it; ``manifest``: its product's (the counts it should
+    have come from its options and the manifest's defaults), None when the catalog lacks it."""
+    # A failed cluster that attached a dataset hands its disks back to it: a failed launch loses no data.
+    keep = cluster.keep_disks or (cluster.state == S.FAILED and cluster.dataset_id is not None)
     return Desired(
         cluster_id=cluster.id, state=S(cluster.state), delete_requested=cluster.delete_requested,
         deadline=as_utc(cluster.deadline) if cluster.deadline else None, cleaned_up=cluster.cleaned_up,
         wait_for_resources=bool(cluster.options.get("wait_for_resources")),
+        stop_requested=cluster.stop_requested, keep_disks=keep,
+        counts=role_counts(manifest, cluster.options) if manifest is not None else None,
         members=tuple(MemberRecord(member_id=m.member_id, restart=RestartPolicy(m.spec.get("restart", "never")),
                                    state=MemberState(m.state), message=m.message, replacements=m.replacements,
-                                   dns_name=m.dns_name) for m in cluster.members))
+                                   dns_name=m.dns_name, role=m.role, index=m.index) for m in cluster.members))
 
 
 class Lifecycle:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings, manifest_of: ManifestFn,
                  scheduler: SchedulerClient, network: NetworkClient, consul: ConsulClient,
-                 recheck: Callable[[str, float], None] = lambda cluster_id, after_s: None):
+                 recheck: Callable[[str, float], None] = lambda cluster_id, after_s: None,
+                 disks: DiskClient | None = None):
         self.sessions = sessions
         self.settings = settings
         self.manifest_of = manifest_of
         self.scheduler = scheduler
         self.network = network
+        # Datasets' disk holds are the orchestrator's own (members' are the scheduler's).
+        self.disks = disks or DiskClient(settings.disk_service_url, settings.internal_token, actor="orchestrator",
+                                         identity_key=settings.identity_key)
+        self.reconfigurer = Reconfigurer(self.disks, settings.mesos_agent_port, settings.internal_token)
         self.consul = consul
         self.timeouts = Timeouts(settings.scheduling_timeout_s, settings.deploying_timeout_s,
                                  settings.configuring_timeout_s)
@@ -105,7 +127,7 @@ class Lifecycle:
             cluster = session.scalar(select(Cluster).where(Cluster.id == cluster_id).with_for_update(skip_locked=True))
             if cluster is None:
                 return False  # another worker holds it
-            desired = desired_of(cluster)
+            desired = desired_of(cluster, self._manifest_or_none(cluster))
             observed = self.observe(session, cluster, desired)
             actions = reconcile(desired, observed, utcnow(), self.timeouts)
             if any(isinstance(a, Launch) for a in actions):
@@ -118,13 +140,20 @@ class Lifecycle:
                 self.apply(session, cluster, action)
             return any(isinstance(a, Transition) for a in actions)
 
+    def _manifest_or_none(self, cluster: Cluster) -> dict | None:
+        try:
+            return self.manifest_of(cluster.product, cluster.version)
+        except ApiError:
+            return None
+
     def observe(self, session: Session, cluster: Cluster, desired: Desired) -> Observed:
         """Only what this state's decisions need: one scheduler call, one Consul call while
         CONFIGURING, and the cluster's jobs from this service's own table."""
         state = desired.state
         gives_back = state == S.DESTROYING or desired.delete_requested or (state == S.FAILED and not desired.cleaned_up)
+        stopping = state == S.STOPPING or (desired.stop_requested and state in SERVED)
         tasks = None
-        if state in FOLLOWED or (gives_back and state != S.DESTROYED):
+        if state in FOLLOWED or stopping or (gives_back and state != S.DESTROYED):
             try:
                 answered = [TaskView(**t) for t in self.scheduler.tasks(cluster.id)]
             except ApiError as exc:
@@ -141,7 +170,8 @@ class Lifecycle:
                                 for e in self.consul.service_health(cluster.id)
                                 if all(c["Status"] == "passing" for c in e["Checks"]))
         running_jobs = sum(1 for j in jobs.of_cluster(session, cluster.id) if j.state in (jobs.PENDING, jobs.RUNNING))
-        return Observed(tasks=tasks, consul_passing=passing, jobs_running=running_jobs if gives_back else 0)
+        return Observed(tasks=tasks, consul_passing=passing,
+                        jobs_running=running_jobs if gives_back or stopping else 0)
 
     # --- applying ---------------------------------------------------------------------------------
     def apply(self, session: Session, cluster: Cluster, action: Action) -> None:
@@ -157,12 +187,27 @@ class Lifecycle:
                 record_event(session, cluster.id, "member", "REPLACED", action.reason, member_id)
             case StopJobs():
                 self.jobs.stop_cluster_jobs(session, cluster)
-            case Kill():
+            case Kill() | Stop():
                 try:
-                    self.scheduler.kill(cluster.id)
+                    (self.scheduler.stop if isinstance(action, Stop) else self.scheduler.kill)(cluster.id)
                 except ApiError as exc:
                     if exc.status != 404:
                         raise
+            case Start():
+                self.scheduler.start(cluster.id)
+                record_event(session, cluster.id, "cluster", "STARTING", "members launched again on their kept disks")
+            case KeepDisks():
+                self._keep_disks(session, cluster)
+            case AddMembers(members=wanted):
+                self._add_members(session, cluster, wanted)
+            case RemoveMembers(member_ids=member_ids):
+                for member_id in member_ids:
+                    self.scheduler.kill_member(cluster.id, member_id)
+                    record_event(session, cluster.id, "member", "REMOVING", action.reason, member_id)
+            case ForgetMembers(member_ids=member_ids):
+                self._forget_members(session, cluster, member_ids)
+            case Reconfigure():
+                self._reconfigure(session, cluster)
             case ReleaseIps():
                 self._release_ips(cluster)
                 for member in cluster.members:
@@ -173,6 +218,8 @@ class Lifecycle:
                 if state == S.DESTROYED:
                     removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
                     message += f", files of {removed} jobs removed" if removed else ""
+                    if datasets.end_attachment(session, cluster, self.disks):
+                        message += ", the dataset it attached wiped with it"
                 self._move(session, cluster, state, message, code, deadline)
             case AnnounceHealthy():
                 named = [m for m in cluster.members if m.dns_name]
@@ -210,52 +257,16 @@ class Lifecycle:
         record_event(session, cluster.id, "member", task.state.value, task.message, member.member_id)
 
     # --- PENDING: hold IPs, render, hand the cluster to the scheduler -------------------------------
-    def _launch(self, session: Session, cluster: Cluster) -> None:
+    def _manifest(self, cluster: Cluster) -> dict:
         try:
-            manifest = self.manifest_of(cluster.product, cluster.version)
+            return self.manifest_of(cluster.product, cluster.version)
         except ApiError as exc:  # the catalog changed since the launch was accepted
             raise LaunchFailed(exc.code, exc.message) from None
+
+    def _launch(self, session: Session, cluster: Cluster) -> None:
+        manifest = self._manifest(cluster)
         planned = plan_members(cluster.id, manifest, cluster.options)
-        pool = self.settings.network_pool
-        leases: dict[str, IpLease] = {}
-        if pool:
-            try:
-                held = self.network.allocate_batch(pool, [
-                    {"owner": m.member_id, "dns_name": m.name,
-                     "health_tcp_port": (manifest["roles"][m.role].get("health") or {}).get("tcp_port")}
-                    for m in planned], dns_service=cluster.id)
-            except ApiError as exc:
-                raise LaunchFailed("IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE",
-                                   exc.message) from None
-            leases = {h["owner"]: IpLease(address=h["address"], docker_network=h["docker_network"],
-                                          dns_name=h.get("dns_name")) for h in held}
-        ips = {member_id: lease.address for member_id, lease in leases.items()}
-        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
-        try:
-            bound = bindings.context(session, manifest, cluster.options)
-        except bindings.BindingGone as exc:
-            raise LaunchFailed("BOUND_CLUSTER_GONE", str(exc)) from None
-        try:
-            specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb,
-                                disks={DiskClass(c): n for c, n in m.disks.items()},
-                                restart=manifest["roles"][m.role].get("restart", "never"),
-                                container=ContainerSpec(**container_with_secret(
-                                    render_member(context, manifest, cluster.options, m, ips, planned, bound), cluster,
-                                    self.settings.nodes_url if pool else None)),
-                                lease=leases.get(m.member_id))
-                     for m in planned]
-        except RenderError as exc:
-            raise LaunchFailed("CONFIG_RENDER_FAILED", str(exc)) from None
-        existing = {m.member_id: m for m in cluster.members}
-        for m, spec in zip(planned, specs, strict=True):
-            row = existing.get(m.member_id) or Member(member_id=m.member_id, cluster_id=cluster.id)
-            row.role, row.index, row.state = m.role, m.index, MemberState.PENDING.value
-            row.spec = spec.model_dump(mode="json")
-            row.ip = spec.lease.address if spec.lease else None
-            row.dns_name = spec.lease.dns_name if spec.lease else None
-            row.ports = manifest["roles"][m.role].get("ports", [])
-            row.message, row.disks = row.message or "", row.disks or []
-            session.add(row)
+        specs = self._prepare(session, cluster, manifest, planned, planned)
         launch = ClusterSpec(cluster_id=cluster.id, **ClusterSpec.placement_fields(cluster.options),
                              members=specs, origin=self.settings.origin)
         try:
@@ -265,6 +276,152 @@ class Lifecycle:
                 raise LaunchFailed("SCHEDULER_REJECTED", f"{exc.code}: {exc.message}") from None
         session.flush()
         session.refresh(cluster)  # its members, as just written
+
+    def _prepare(self, session: Session, cluster: Cluster, manifest: dict, planned: list[PlannedMember],
+                 adding: list[PlannedMember]) -> list[MemberSpec]:
+        """Hold floating IPs for the members ``adding`` (of the cluster's ``planned`` ones), render
+        their containers (peers: every planned member) and record them PENDING; their launch specs.
+        A member on a dataset's disks is pinned to them. LaunchFailed says why not."""
+        attached = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+        pins = datasets.pins(attached) if attached is not None and attached.attached_to == cluster.id else {}
+        pool = self.settings.network_pool
+        leases: dict[str, IpLease] = {}
+        if pool:
+            try:
+                held = self.network.allocate_batch(pool, [
+                    {"owner": m.member_id, "dns_name": m.name,
+                     "health_tcp_port": (manifest["roles"][m.role].get("health") or {}).get("tcp_port")}
+                    for m in adding], dns_service=cluster.id)
+            except ApiError as exc:
+                raise LaunchFailed("IP_UNAVAILABLE" if exc.status < 500 else "SERVICE_UNAVAILABLE",
+                                   exc.message) from None
+            leases = {h["owner"]: IpLease(address=h["address"], docker_network=h["docker_network"],
+                                          dns_name=h.get("dns_name")) for h in held}
+        existing = {m.member_id: m for m in cluster.members}
+        ips = {m.member_id: m.ip for m in existing.values() if m.ip}
+        ips.update({member_id: lease.address for member_id, lease in leases.items()})
+        bound = self._bound(session, cluster, manifest)
+        try:
+            specs = [MemberSpec(member_id=m.member_id, role=m.role, cpus=m.cpus, mem_mb=m.mem_mb,
+                                disks={DiskClass(c): n for c, n in m.disks.items()},
+                                restart=manifest["roles"][m.role].get("restart", "never"),
+                                container=self._render(cluster, manifest, m, ips, planned, bound),
+                                lease=leases.get(m.member_id), pin=pins.get((m.role, m.index)))
+                     for m in adding]
+        except RenderError as exc:
+            raise LaunchFailed("CONFIG_RENDER_FAILED", str(exc)) from None
+        for m, spec in zip(adding, specs, strict=True):
+            row = existing.get(m.member_id) or Member(member_id=m.member_id, cluster_id=cluster.id)
+            row.role, row.index, row.state = m.role, m.index, MemberState.PENDING.value
+            row.spec = spec.model_dump(mode="json")
+            row.ip = spec.lease.address if spec.lease else None
+            row.dns_name = spec.lease.dns_name if spec.lease else None
+            row.ports = manifest["roles"][m.role].get("ports", [])
+            row.message, row.disks = row.message or "", row.disks or []
+            session.add(row)
+        return specs
+
+    @staticmethod
+    def _bound(session: Session, cluster: Cluster, manifest: dict) -> dict:
+        """What templates know of the clusters this one binds (``bindings.context``)."""
+        try:
+            return bindings.context(session, manifest, cluster.options)
+        except bindings.BindingGone as exc:
+            raise LaunchFailed("BOUND_CLUSTER_GONE", str(exc)) from None
+
+    def _render(self, cluster: Cluster, manifest: dict, member: PlannedMember, ips: dict[str, str],
+                planned: list[PlannedMember], bound: dict) -> ContainerSpec:
+        """One member's container as the product's templates make it with these peers (and the
+        clusters it binds), with its cluster's secret and network isolation."""
+        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
+        return ContainerSpec(**container_with_secret(
+            render_member(context, manifest, cluster.options, member, ips, planned, bound), cluster,
+            self.settings.nodes_url if self.settings.network_pool else None))
+
+    # --- RESIZING: members added, removed, told their peers ------------------------------------------
+    def _add_members(self, session: Session, cluster: Cluster, wanted: tuple[tuple[str, int], ...]) -> None:
+        """The new members (role, index): IPs held, rendered, recorded and handed to the scheduler. A
+        resize that cannot be done (no IP left, a render error) is undone: the counts go back to the
+        members the cluster has, and the timeline says why."""
+        adding: list[PlannedMember] = []
+        try:
+            manifest = self._manifest(cluster)
+            planned = plan_members(cluster.id, manifest, cluster.options)
+            adding = [m for m in planned if (m.role, m.index) in set(wanted)]
+            specs = self._prepare(session, cluster, manifest, planned, adding)
+            self.scheduler.add_members(ClusterSpec(cluster_id=cluster.id, **ClusterSpec.placement_fields(
+                cluster.options), members=specs, origin=self.settings.origin).model_dump(mode="json"))
+        except LaunchFailed as exc:
+            self._release_member_ips([m.member_id for m in adding])
+            for row in [m for m in cluster.members if m.member_id in {a.member_id for a in adding}]:
+                session.delete(row)
+            cluster.options = with_counts(cluster.options, recorded_counts(cluster, exclude={
+                a.member_id for a in adding}))
+            record_event(session, cluster.id, "resize", "REFUSED", f"{exc.code}: {exc.message}")
+            return
+        for spec in specs:
+            record_event(session, cluster.id, "member", "ADDED",
+                         f"added by a resize (IP {spec.lease.address if spec.lease else 'none'})", spec.member_id)
+        session.flush()
+        session.refresh(cluster)
+
+    def _forget_members(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
+        """Removed members whose tasks ended: their IPs and DNS names released, their records dropped."""
+        self._release_member_ips(list(member_ids))
+        for row in [m for m in cluster.members if m.member_id in member_ids]:
+            record_event(session, cluster.id, "member", "REMOVED", "removed by a resize; its disks are wiped",
+                         row.member_id)
+            session.delete(row)
+        session.flush()
+        session.refresh(cluster)
+
+    def _release_member_ips(self, member_ids: list[str]) -> None:
+        if self.settings.network_pool and member_ids:
+            self.network.release_many(member_ids)
+
+    def _reconfigure(self, session: Session, cluster: Cluster) -> None:
+        """Every member rendered again with the peers it has now; where the files changed, the new ones
+        go into the running member and its product's reload runs (``reconfigure.py``), and the
+        scheduler keeps the new container for a later relaunch."""
+        try:
+            manifest = self._manifest(cluster)
+            bound = self._bound(session, cluster, manifest)
+        except LaunchFailed as exc:  # the catalog or a bound cluster changed: the members keep what they have
+            record_event(session, cluster.id, "cluster", "RECONFIGURE_FAILED", f"{exc.code}: {exc.message}")
+            return
+        planned = {m.member_id: m for m in plan_members(cluster.id, manifest, cluster.options)}
+        ips = {m.member_id: m.ip for m in cluster.members if m.ip}
+        peers = [planned[m.member_id] for m in cluster.members if m.member_id in planned]
+        for row in cluster.members:
+            if row.member_id not in planned:
+                continue
+            try:
+                container = self._render(cluster, manifest, planned[row.member_id], ips, peers, bound)
+            except RenderError as exc:
+                record_event(session, cluster.id, "member", "RECONFIGURE_FAILED", str(exc), row.member_id)
+                continue
+            old = ContainerSpec(**(row.spec.get("container") or {}))
+            if container.files == old.files:
+                continue
+            reload = manifest["roles"][row.role].get("reload")
+            message = self.reconfigurer.apply(row, container, reload)
+            self.scheduler.update_container(cluster.id, row.member_id, container.model_dump(mode="json"))
+            row.spec = {**row.spec, "container": container.model_dump(mode="json")}
+            record_event(session, cluster.id, "member", "RECONFIGURED", message, row.member_id)
+
+    def _keep_disks(self, session: Session, cluster: Cluster) -> None:
+        """The ended members' kept disks to the owner's dataset (the one the cluster attached, or a new
+        one), in one scheduler call; recorded in the timeline."""
+        target = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+        dataset_id = target.id if target is not None and target.attached_to == cluster.id else datasets.new_dataset_id()
+        members = [m for m in cluster.members if m.disks]
+        moved = self.scheduler.hand_over(cluster.id, {m.member_id: datasets.part_owner(dataset_id, m.role, m.index)
+                                                      for m in members})
+        if target is None or target.id != dataset_id:
+            cluster.dataset_id = dataset_id  # the dataset keep() makes gets this id
+        dataset = datasets.keep(session, cluster, members, moved, dataset_id)
+        record_event(session, cluster.id, "dataset", "KEPT", f"disks of {len(members)} members kept as dataset "
+                     f"{dataset.name!r} ({dataset.id})")
 
     def _release_ips(self, cluster: Cluster) -> None:
         """Every floating IP and DNS name of the cluster's members, in one call (none held: fine):

@@ -2,6 +2,7 @@
 from fastapi import FastAPI
 
 from spindle_common.catalog import load_catalog
+from spindle_common.clients import DiskClient
 from spindle_common.service import create_service_app, run_service
 from spindle_orchestrator import metrics
 from spindle_orchestrator.api.routes import routers
@@ -15,6 +16,9 @@ def build_app(settings: Settings) -> FastAPI:
                              collectors=[metrics.collector(settings.database_url)])
     app.state.event_hub = EventHub(settings.database_url)
     app.state.catalog = load_catalog(settings.catalog_root)  # launches' demands for quotas
+    # Datasets' disk holds are this service's own (a reclaim releases them).
+    app.state.disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="orchestrator",
+                                 identity_key=settings.identity_key)
     return app
 
 

@@ -2,7 +2,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, String, Text, UniqueConstraint, func
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, func, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from spindle_common.db import service_metadata
@@ -35,6 +35,13 @@ class Cluster(Base):
     # Set once a FAILED cluster's resources have been given back.
     cleaned_up: Mapped[bool] = mapped_column(default=False)
     delete_requested: Mapped[bool] = mapped_column(default=False)
+    # The owner wants it stopped (containers gone, disks and IPs kept); a start clears it.
+    stop_requested: Mapped[bool] = mapped_column(default=False)
+    # The delete keeps the members' disks as a dataset of the owner named ``keep_as`` (else the id).
+    keep_disks: Mapped[bool] = mapped_column(default=False)
+    keep_as: Mapped[str | None] = mapped_column(String(64))
+    # The dataset attached at launch (its disks taken over by the members of the same role and index).
+    dataset_id: Mapped[str | None] = mapped_column(String(32))
     # The data-plane secret (hex) given to this cluster's members and jobs' drivers only (env
     # SPINDLE_CLUSTER_SECRET): never in a view, an event or a log (docs/ARCHITECTURE.md).
     secret: Mapped[str | None] = mapped_column(String(128))
@@ -115,4 +122,31 @@ class Quota(Base):
     mem_mb: Mapped[int | None]
     disks: Mapped[dict[str, int] | None] = mapped_column(JSON)  # per class; a class missing: its default
     floating_ips: Mapped[int | None]
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+
+class Dataset(Base):
+    """Whole disks kept with their data when a cluster was deleted with ``keep_disks``, owned by its
+    owner (counted against their disk quota) until a later launch of the product attaches them or
+    they are reclaimed (wiped). ``members``: per member of the cluster it came from, its role,
+    index, node and disks (``id``, ``mount_point``, ``disk_class``, ``size_bytes``); disk-service
+    holds them for ``dataset-<id>-<role>-<index>`` (``datasets.part_owner``)."""
+
+    __tablename__ = "datasets"
+    __table_args__ = (Index("uq_datasets_owner_name_live", "owner_id", "name", unique=True,
+                            postgresql_where=text("state IN ('KEPT', 'ATTACHED')")),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    owner: Mapped[str] = mapped_column(String(64))  # the owner's name, to show
+    owner_id: Mapped[str] = mapped_column(String(64), index=True)  # who owns it (as clusters.owner_id)
+    product: Mapped[str] = mapped_column(String(64))
+    version: Mapped[str] = mapped_column(String(32))
+    source_cluster: Mapped[str] = mapped_column(String(32))
+    # KEPT (holds its disks) | ATTACHED (a cluster's members take them over) | RELEASED (wiped with that
+    # cluster) | RECLAIMED (wiped on its owner's or an admin's request)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    attached_to: Mapped[str | None] = mapped_column(String(32))
+    members: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -2,9 +2,11 @@
 
 A user (the owner key the api-server forwards: ``clusters.owner_id``) holds what their clusters
 count that have not been given back — every state but DESTROYED, and FAILED once cleaned up, so a
-cluster waiting for resources (PENDING, QUEUED, SCHEDULING) counts — plus one floating IP per job
-driver not finished. A cluster counts its members' cpus, memory and dedicated disks per class and
-one floating IP per member (``clusters.demand``, fixed when it is created).
+cluster waiting for resources (PENDING, QUEUED, SCHEDULING) counts; a STOPPED one counts its disks
+and floating IPs, not its cpus and memory (a start checks those again) — plus one floating IP per
+job driver not finished, and the disks of their kept datasets. A cluster counts its members' cpus,
+memory and dedicated disks per class and one floating IP per member (``clusters.demand``, fixed when
+it is created).
 
 The check and the insert are one transaction: the owner's ``quotas`` row (made on first use, every
 limit NULL: the defaults) is locked ``FOR UPDATE`` first, so two launches of one user cannot both
@@ -22,7 +24,7 @@ from sqlalchemy.orm import Session
 from spindle_common.catalog import member_requests
 from spindle_common.contracts import DISK_CLASSES, ClusterState, QuotaAmounts, QuotaUpdate, QuotaView
 from spindle_common.errors import ApiError
-from spindle_orchestrator import jobs
+from spindle_orchestrator import datasets, jobs
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job, Quota
 
@@ -173,10 +175,14 @@ def _demand_of_row(cluster: Cluster, manifest_of: ManifestFn, floating_ips: bool
 
 
 def usage_of(session: Session, owner: str, manifest_of: ManifestFn, floating_ips: bool) -> Amounts:
-    """What the owner's clusters not given back and their unfinished jobs' drivers hold."""
-    total = Amounts()
+    """What the owner's clusters not given back (a STOPPED one: its disks and IPs, not its cpus and
+    memory), their unfinished jobs' drivers and the owner's kept datasets (disks) hold."""
+    total = Amounts(disks=datasets.kept_disks(session, owner))
     for cluster in session.scalars(select(Cluster).where(_owned_by(owner), _holding())):
-        total += _demand_of_row(cluster, manifest_of, floating_ips)
+        demand = _demand_of_row(cluster, manifest_of, floating_ips)
+        if cluster.state == ClusterState.STOPPED.value:
+            demand = Amounts(clusters=demand.clusters, disks=demand.disks, floating_ips=demand.floating_ips)
+        total += demand
     if floating_ips:
         drivers = session.scalar(select(func.count(Job.id)).join(Cluster, Job.cluster_id == Cluster.id)
                                  .where(_owned_by(owner), Job.state.in_((jobs.PENDING, jobs.RUNNING)))) or 0
@@ -208,6 +214,23 @@ def admit(session: Session, owner: str, demand: Amounts, defaults: Defaults, man
     if over:
         session.rollback()  # the lock goes at once
         raise refusal(owner, over)
+
+
+def growth(before: Amounts, after: Amounts) -> Amounts:
+    """What ``after`` asks beyond ``before`` (a resize): each resource's increase, nothing for a decrease."""
+    return Amounts(0, max(0.0, after.cpus - before.cpus), max(0, after.mem_mb - before.mem_mb),
+                   {c: after.disks.get(c, 0) - before.disks.get(c, 0) for c in after.disks
+                    if after.disks.get(c, 0) > before.disks.get(c, 0)},
+                   max(0, after.floating_ips - before.floating_ips))
+
+
+def admit_start(session: Session, cluster: Cluster, defaults: Defaults, manifest_of: ManifestFn,
+                floating_ips: bool) -> None:
+    """Starting a STOPPED cluster asks its cpus and memory back: 403 QUOTA_EXCEEDED if the owner's
+    limits no longer allow them (the lock held, as ``admit``)."""
+    demand = _demand_of_row(cluster, manifest_of, floating_ips)
+    admit(session, cluster.owner_id or "", Amounts(cpus=demand.cpus, mem_mb=demand.mem_mb), defaults, manifest_of,
+          floating_ips)
 
 
 def view(session: Session, owner: str, defaults: Defaults, manifest_of: ManifestFn, floating_ips: bool,

@@ -11,7 +11,12 @@ action is re-derived from current state, a crash between two actions is harmless
 derives the rest again.
 
 Cluster states: PENDING → SCHEDULING (or QUEUED) → DEPLOYING → CONFIGURING → RUNNING ⇄ DEGRADED;
-any → FAILED (reason code) → cleaned up; any → DESTROYING → DESTROYED.
+RUNNING ⇄ RESIZING (the owner changed a role's count: members added with fresh disks and IPs,
+removed ones killed and their disks wiped, then the members told their new peers);
+RUNNING/DEGRADED → STOPPING → STOPPED (containers gone, disks and floating IPs kept) → QUEUED (the
+members launched again on their kept disks) → … → RUNNING; any → FAILED (reason code) → cleaned up;
+any → DESTROYING → DESTROYED (with ``keep_disks``, the members' disks become a dataset of the owner
+instead of being wiped).
 """
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,9 +34,9 @@ S = ClusterState
 # How often one member is launched again after dying before its cluster is left to fail.
 MAX_REPLACEMENTS = 3
 # States in which the cluster's members are with the scheduler and are followed.
-FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNNING, S.DEGRADED})
+FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNNING, S.DEGRADED, S.RESIZING})
 # States in which every member has been running (a member that dies then is "lost", not "failed").
-SERVED = frozenset({S.RUNNING, S.DEGRADED})
+SERVED = frozenset({S.RUNNING, S.DEGRADED, S.RESIZING})
 # Task states after which a member with ``restart: replace`` is launched again elsewhere.
 REPLACEABLE = DIED_TASK_STATES | {MemberState.TASK_UNREACHABLE}
 
@@ -49,6 +54,8 @@ class MemberRecord:
     message: str = ""
     replacements: int = 0
     dns_name: str | None = None
+    role: str = ""
+    index: int = 0
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,11 @@ class Desired:
     deadline: datetime | None = None
     cleaned_up: bool = False
     wait_for_resources: bool = False
+    stop_requested: bool = False  # the owner wants it stopped (cleared again by a start)
+    # How many members of each role it should have (its options); None: as many as recorded.
+    counts: dict[str, int] | None = None
+    keep_disks: bool = False  # its end keeps the members' disks as a dataset (a delete asked it, or a
+    # failed cluster hands a dataset's disks back)
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,48 @@ class Kill(Action):
 
 
 @dataclass(frozen=True)
+class AddMembers(Action):
+    """Hold floating IPs for the new members (role, index), render them and hand them to the scheduler."""
+
+    members: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class RemoveMembers(Action):
+    """Kill the tasks of members the cluster no longer has (their disks are released and wiped)."""
+
+    member_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForgetMembers(Action):
+    """Removed members whose tasks ended: release their floating IPs and DNS names, drop their records."""
+
+    member_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reconfigure(Action):
+    """Render every member's config again with its peers as they are now and, where it changed, put it
+    into the running member and run its product's reload."""
+
+
+@dataclass(frozen=True)
+class Stop(Action):
+    """Kill every task of the cluster that has not ended, its members keeping their disks."""
+
+
+@dataclass(frozen=True)
+class Start(Action):
+    """Launch the stopped cluster's members again, on their kept disks, with their floating IPs."""
+
+
+@dataclass(frozen=True)
+class KeepDisks(Action):
+    """Hand the ended members' kept disks to the owner's dataset (with their data)."""
+
+
+@dataclass(frozen=True)
 class ReleaseIps(Action):
     """Give back every floating IP and DNS name the cluster's members hold."""
 
@@ -175,10 +229,19 @@ def reconcile(desired: Desired, observed: Observed, now: datetime, timeouts: Tim
     if desired.delete_requested and state not in (S.DESTROYING, S.DESTROYED):
         plan.to(S.DESTROYING, "deletion requested")
         state = S.DESTROYING
+    if state in SERVED and desired.stop_requested:
+        plan.to(S.STOPPING, "stop requested")
+        state = S.STOPPING
     if state in (S.DESTROYING, S.FAILED):
         _give_back(desired, observed, plan, state)
     elif state == S.PENDING:
         _launch(desired, observed, plan)
+    elif state == S.STOPPING:
+        _stop(desired, observed, plan)
+    elif state == S.STOPPED:
+        if not desired.stop_requested:
+            plan.actions.append(Start("start requested"))
+            plan.to(S.QUEUED, "starting: members waiting for their nodes' offers")
     elif state in FOLLOWED:
         _follow(desired, observed, plan)
     return plan.actions
@@ -196,14 +259,57 @@ def _launch(desired: Desired, observed: Observed, plan: _Plan) -> None:
         plan.to(S.SCHEDULING, "placing members", plan.timeouts.scheduling_s)
 
 
+def _leaving(desired: Desired) -> list[MemberRecord]:
+    """Members of a role whose count went below their index (a resize removes them)."""
+    counts = desired.counts
+    return [m for m in desired.members if counts is not None and m.index > counts.get(m.role, m.index)]
+
+
+def _missing(desired: Desired) -> list[tuple[str, int]]:
+    """(role, index) of members the counts ask for that are not recorded yet (a resize adds them)."""
+    have = {(m.role, m.index) for m in desired.members}
+    return [(role, i) for role, count in sorted((desired.counts or {}).items()) for i in range(1, count + 1)
+            if (role, i) not in have]
+
+
+def _resize(desired: Desired, observed: Observed, plan: _Plan) -> bool:
+    """A served cluster whose counts changed: add what is missing, kill what leaves, forget what left.
+    True while the resize is under way (the rest of ``_follow`` then ignores the leaving members)."""
+    tasks = observed.tasks or {}
+    missing, leaving = _missing(desired), _leaving(desired)
+    if not missing and not leaving:
+        return False
+    if desired.state != S.RESIZING:
+        plan.to(S.RESIZING, f"resizing: {len(missing)} members to add, {len(leaving)} to remove",
+                plan.timeouts.deploying_s)
+    if missing:
+        plan.actions.append(AddMembers(f"adding {', '.join(f'{r}-{i}' for r, i in missing)}", tuple(missing)))
+    live = [m.member_id for m in leaving if (t := tasks.get(m.member_id)) is not None
+            and t.state not in TERMINAL_TASK_STATES and not t.kill_requested]
+    if live:
+        plan.actions.append(RemoveMembers(f"removing {', '.join(live)}", tuple(live)))
+    gone = [m.member_id for m in leaving if (t := tasks.get(m.member_id)) is None or t.state in TERMINAL_TASK_STATES]
+    if gone:
+        plan.actions.append(ForgetMembers(f"{', '.join(gone)} removed; their IPs released", tuple(gone)))
+    return True
+
+
 def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
     tasks = observed.tasks or {}
     state = desired.state
     expired = desired.deadline is not None and plan.now > desired.deadline
+    resizing = state in SERVED and _resize(desired, observed, plan)
+    leaving = {m.member_id for m in _leaving(desired)} if resizing else set()
     current: dict[str, MemberState] = {}
     dead: list[tuple[MemberRecord, TaskView]] = []
     relaunched: list[str] = []
     for member in desired.members:
+        if member.member_id in leaving:  # being removed: its end is expected (then ForgetMembers drops it)
+            task = tasks.get(member.member_id)
+            if task is not None and task.state not in TERMINAL_TASK_STATES and \
+                    (task.state, task.message) != (member.state, member.message):
+                plan.actions.append(RecordMember(f"task {task.state}", member.member_id, task))
+            continue
         task = tasks.get(member.member_id)
         if task is None:  # the scheduler does not know it (its state was lost): the member is lost
             task = TaskView(task_id="", cluster_id=desired.cluster_id, member_id=member.member_id,
@@ -236,6 +342,21 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
                 code=code)
         return
     running = all(s == MemberState.TASK_RUNNING for s in current.values()) and bool(current)
+    if resizing:
+        if expired:
+            slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
+            plan.to(S.FAILED, f"resize not done within {plan.timeouts.deploying_s:.0f} s (members "
+                    f"{', '.join(slow) or 'removed'} not settled)", code="RESIZE_TIMEOUT")
+        return
+    if state == S.RESIZING:
+        if running:
+            plan.actions.append(Reconfigure("every member running: tell them their peers"))
+            plan.to(S.RUNNING, "resized: every member running")
+        elif expired:
+            slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
+            plan.to(S.FAILED, f"members {', '.join(slow)} not running within {plan.timeouts.deploying_s:.0f} s",
+                    code="RESIZE_TIMEOUT")
+        return
     if state in SERVED:
         if relaunched or not running:
             if state == S.RUNNING:
@@ -286,11 +407,9 @@ def _replaceable(member: MemberRecord, task: TaskView, state: ClusterState) -> b
             and task.launches <= MAX_REPLACEMENTS)
 
 
-def _give_back(desired: Desired, observed: Observed, plan: _Plan, state: ClusterState) -> None:
-    """DESTROYING, or FAILED not yet cleaned up: stop jobs, kill tasks; once every task has ended,
-    free the IPs and finish."""
-    if state == S.FAILED and desired.cleaned_up:
-        return
+def _end_tasks(desired: Desired, observed: Observed, plan: _Plan, keep_disks: bool) -> bool:
+    """Record what changed, stop the jobs, kill the tasks not ended (keeping their members' disks, or
+    not); True once every task and job has ended."""
     tasks = observed.tasks or {}
     for member in desired.members:
         task = tasks.get(member.member_id)
@@ -300,9 +419,28 @@ def _give_back(desired: Desired, observed: Observed, plan: _Plan, state: Cluster
         plan.actions.append(StopJobs(f"{observed.jobs_running} jobs still run"))
     live = [t for t in tasks.values() if t.state not in TERMINAL_TASK_STATES]
     if live and not all(t.kill_requested for t in live):
-        plan.actions.append(Kill(f"{len(live)} tasks still live"))
-    if live or observed.jobs_running:
+        plan.actions.append(Stop(f"{len(live)} tasks still live; their disks kept") if keep_disks
+                            else Kill(f"{len(live)} tasks still live"))
+    return not live and not observed.jobs_running
+
+
+def _stop(desired: Desired, observed: Observed, plan: _Plan) -> None:
+    """STOPPING: jobs stopped and members killed keeping their disks; then STOPPED (IPs kept too)."""
+    if _end_tasks(desired, observed, plan, keep_disks=True):
+        plan.to(S.STOPPED, "every container stopped; disks and floating IPs kept")
+
+
+def _give_back(desired: Desired, observed: Observed, plan: _Plan, state: ClusterState) -> None:
+    """DESTROYING, or FAILED not yet cleaned up: stop jobs, kill tasks; once every task has ended,
+    hand kept disks to the dataset (``keep_disks``) or have them released, free the IPs and finish."""
+    if state == S.FAILED and desired.cleaned_up:
         return
+    if not _end_tasks(desired, observed, plan, keep_disks=desired.keep_disks):
+        return
+    kept = ", ".join(sorted(t.member_id for t in (observed.tasks or {}).values() if t.disks_kept))
+    if kept:  # disks the members kept: to the owner's dataset, or released now like the others'
+        plan.actions.append(KeepDisks(f"members {kept} keep their disks as a dataset") if desired.keep_disks
+                            else Kill(f"members {kept} release the disks they kept"))
     plan.actions.append(ReleaseIps("every task has ended"))
     if state == S.DESTROYING:
         plan.to(S.DESTROYED, "every container removed, disks wiped, IPs freed")

@@ -10,6 +10,11 @@ class RelaunchIn(BaseModel):
     reason: str = Field(default="", max_length=1000)
 
 
+class HandOverIn(BaseModel):
+    owners: dict[str, str] = Field(min_length=1, max_length=1000,
+                                   description="member id → the owner its kept disks go to")
+
+
 class PlacedMemberOut(BaseModel):
     member_id: str
     node: str

@@ -2,7 +2,7 @@
 
 Every change of a task notifies ``spindle_tasks`` with its cluster id in the same transaction, so
 the orchestrator hears of it as soon as it is committed (and never of a change rolled back)."""
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -23,11 +23,25 @@ PLACED_STATES = frozenset({"LAUNCHING", "TASK_STAGING", "TASK_STARTING", "TASK_R
 OWED: dict[str, Any] = {"release_owed": True, "release_attempts": 0, "release_error": "", "released_at": None}
 
 
+def kept(task: Task) -> bool:
+    """An ended member whose disks stay held across its end (``Task.keep_disks``)."""
+    return bool(task.keep_disks and task.state in TERMINAL_STATES and task.disk_roots)
+
+
+def pinned(task: Task) -> bool:
+    """A task to be placed on its kept disks (they are held for it while it waits)."""
+    return bool(task.request.get("pin"))
+
+
+def is_member(task: Task) -> bool:
+    return task.request.get("kind", "member") == "member"
+
+
 def task_view(task: Task) -> TaskView:
     return TaskView(task_id=task.task_id, cluster_id=task.cluster_id, member_id=task.member_id,
                     state=MemberState(task.state), message=task.message, hostname=task.hostname,
                     disks=[HeldDisk(**d) for d in task.disks or []], ip=task.ip, launches=task.launches,
-                    kill_requested=task.kill_requested,
+                    kill_requested=task.kill_requested, disks_kept=kept(task),
                     updated_at=as_utc(task.updated_at) if task.updated_at else None,
                     kind=task.request.get("kind", "member"))
 
@@ -148,6 +162,7 @@ class TaskStore:
             if task.release_owed:  # its owner name would hold new disks that the old release then frees
                 raise release_pending(task)
             task.launches += 1
+            task.request = {k: v for k, v in task.request.items() if k != "pin"}  # a replacement: fresh disks
             return _pending_again(session, task, new_task_id, message)
 
     def requeue(self, task_id: str, new_task_id: str, message: str) -> Task | None:
@@ -159,7 +174,7 @@ class TaskStore:
             task = session.scalar(select(Task).where(Task.task_id == task_id).with_for_update())
             if task is None or task.state != "LAUNCHING" or task.kill_requested:
                 return None
-            return _pending_again(session, task, new_task_id, message)
+            return _pending_again(session, task, new_task_id, message, keep_place=pinned(task))
 
     def request_kill_member(self, cluster_id: str, member_id: str) -> Task | None:
         """Mark one task (e.g. a job's driver) to be killed; None if the cluster has no such member."""
@@ -172,10 +187,63 @@ class TaskStore:
         return self.get(task_id)
 
     def request_kill(self, cluster_id: str) -> list[Task]:
+        """Every task of the cluster is to be killed; ended members that kept their disks (a stopped
+        cluster) keep them no more: they owe their release now."""
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))
+            for task in session.scalars(select(Task).where(Task.cluster_id == cluster_id, Task.keep_disks)):
+                task.keep_disks = False
+                if task.state in TERMINAL_STATES:
+                    for name, value in OWED.items():
+                        setattr(task, name, value)
             notify(session, TASKS, cluster_id)
         return self.by_cluster(cluster_id)
+
+    def request_stop(self, cluster_id: str) -> list[Task]:
+        """The cluster's members not ended yet are to be killed keeping their disks (job drivers just
+        killed). Returns the tasks."""
+        with self.sessions.begin() as session:
+            for task in session.scalars(select(Task).where(Task.cluster_id == cluster_id)):
+                if task.state not in TERMINAL_STATES:
+                    task.kill_requested = True
+                    task.keep_disks = is_member(task)
+            notify(session, TASKS, cluster_id)
+        return self.by_cluster(cluster_id)
+
+    def start(self, cluster_id: str, new_task_id: Callable[[str], str]) -> list[Task]:
+        """Every ended member of the cluster is PENDING again under a new id: on the disks it kept
+        (pinned there: ``request["pin"]``), or fresh ones if it kept none; its launch count unchanged
+        (for the orchestrator nothing died). Members not ended are left as they are, so a repeat
+        changes nothing. Returns the cluster's tasks."""
+        with self.sessions.begin() as session:
+            for task in session.scalars(select(Task).where(Task.cluster_id == cluster_id).with_for_update()):
+                if not is_member(task) or task.state not in TERMINAL_STATES:
+                    continue
+                if task.release_owed:  # its container (and, kept nothing, its disks) still go first
+                    raise release_pending(task)
+                request = {k: v for k, v in task.request.items() if k != "pin"}
+                if kept(task):
+                    request["pin"] = {"node": task.hostname, "mount_points": list(task.disk_roots)}
+                task.request, task.keep_disks, task.kill_requested = request, False, False
+                _pending_again(session, task, new_task_id(task.member_id), "starting: waiting for an offer"
+                               + (f" on node {task.hostname}" if "pin" in request else ""), keep_place="pin" in request)
+        return self.by_cluster(cluster_id)
+
+    def update_container(self, cluster_id: str, member_id: str, container: dict[str, Any]) -> Task | None:
+        """The member's request carries this container from now on (for its relaunches); None if unknown."""
+        with self.sessions.begin() as session:
+            task = session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
+                                  .with_for_update())
+            if task is None:
+                return None
+            task.request = {**task.request, "container": container}
+        return self.get_member(cluster_id, member_id)
+
+    def handed_over(self, member_ids: Collection[str]) -> None:
+        """These ended members' kept disks now belong to someone else (a dataset): they keep nothing."""
+        with self.sessions.begin() as session:
+            session.execute(update(Task).where(Task.member_id.in_(list(member_ids)), Task.state.in_(TERMINAL_STATES))
+                            .values(keep_disks=False))
 
 
 def release_pending(task: Task) -> ApiError:
@@ -183,11 +251,14 @@ def release_pending(task: Task) -> ApiError:
                     f"its disks yet ({task.release_error or 'in progress'}); retry", {"task_id": task.task_id})
 
 
-def _pending_again(session: Session, task: Task, new_task_id: str, message: str) -> Task:
-    """``task`` as a new PENDING task, placed nowhere and holding nothing (Mesos never reuses task ids)."""
+def _pending_again(session: Session, task: Task, new_task_id: str, message: str, keep_place: bool = False) -> Task:
+    """``task`` as a new PENDING task, placed nowhere and holding nothing (Mesos never reuses task ids);
+    with ``keep_place`` it still holds its kept disks (it is pinned to them), which stay recorded."""
     task.task_id, task.state, task.message = new_task_id, "PENDING", message
-    task.hostname = task.agent_id = task.ip = None
-    task.disk_roots, task.disks = [], []
+    task.agent_id = task.ip = None
+    if not keep_place:
+        task.hostname = None
+        task.disk_roots, task.disks = [], []
     notify(session, TASKS, task.cluster_id)
     session.flush()
     session.refresh(task)  # updated_at, as the database set it

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from spindle_api.core.config import Settings
@@ -69,6 +70,17 @@ def admin_user(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(admin_user)]
+
+
+def user_named(session: Session, username: str) -> User:
+    """The user ``username`` (404 USER_NOT_FOUND), read and detached: no connection is held while an
+    internal service answers afterwards."""
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise ApiError(404, "USER_NOT_FOUND", f"no user {username!r}", {"username": username})
+    session.expunge(user)
+    session.rollback()
+    return user
 
 
 def get_catalog(request: Request) -> Catalog:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from fastapi import Path, Query
 from pydantic import AfterValidator
 
-from spindle_common.contracts import NAME_PATTERN, ClusterState, DiskClass
+from spindle_common.contracts import DATASET_NAME_PATTERN, NAME_PATTERN, ClusterState, DiskClass
 from spindle_common.errors import ApiError
 
 # Users (api-server's users table; see NewUser): 3–32 lowercase letters, digits and '-'.
@@ -43,6 +43,10 @@ NodeName = Annotated[str, Path(pattern=NODE_NAME_PATTERN, description="a node's 
 DiskId = Annotated[int, Path(ge=1, le=INT32_MAX, description="a disk's id", examples=[1])]
 PoolName = Annotated[str, Path(pattern=POOL_NAME_PATTERN, description="an IP pool's name", examples=["default"])]
 UserToDelete = Annotated[str, Path(pattern=USERNAME_PATTERN, description="the user to delete", examples=["alice"])]
+DatasetName = Annotated[str | None, Query(pattern=DATASET_NAME_PATTERN, description="the dataset's name",
+                                          examples=["my-data"])]
+DatasetPathName = Annotated[str, Path(pattern=DATASET_NAME_PATTERN, description="a dataset's name",
+                                      examples=["my-data"])]
 
 
 def segment(value: str | int) -> str:

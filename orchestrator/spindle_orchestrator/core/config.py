@@ -15,6 +15,8 @@ class Settings(ServiceSettings):
     disk_service_url: str = "http://127.0.0.1:8083"
     network_service_url: str = "http://127.0.0.1:8084"
     catalog_root: Path = _REPO_CATALOG
+    # Port of every node's Mesos agent (it puts a resized cluster's re-rendered files into its members).
+    mesos_agent_port: int = 5051
     # IP pool the members' floating IPs come from; empty = no floating IPs.
     network_pool: str = "default"
     # Deadlines per step (seconds); past one, the launch fails with a reason and cleans up.

@@ -38,7 +38,8 @@ def build_framework(settings: Settings) -> SpindleFramework:
                 remove(client, task.task_id)
             finally:
                 client.close()
-        launcher.release_disks([task.member_id])
+        if not task.keep_disks:  # a stopped member keeps its disks, data and all
+            launcher.release_disks([task.member_id])
 
     framework = SpindleFramework(store, launcher, release, settings.refuse_seconds)
     framework.releases.max_retry_s = settings.release_retry_max_s

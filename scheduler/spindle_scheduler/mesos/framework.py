@@ -16,10 +16,11 @@ from typing import Any
 
 from pymesos import Scheduler
 
+from spindle_common.errors import ApiError
 from spindle_scheduler.mesos.launcher import Launcher, is_job, new_task_id
 from spindle_scheduler.mesos.offers import ParsedOffer, parse_offer
 from spindle_scheduler.mesos.releases import Releases
-from spindle_scheduler.store import TERMINAL_STATES, TaskStore, release_pending
+from spindle_scheduler.store import TERMINAL_STATES, TaskStore, pinned, release_pending
 
 log = logging.getLogger("spindle.framework")
 
@@ -90,7 +91,7 @@ class SpindleFramework(Scheduler):
                                for t in live])
         with self.lock:  # a re-registration must not free the disks a placement under way just held
             try:
-                self.launcher.release_stale_holdings(self.store.in_states("PENDING"))
+                self.launcher.release_stale_holdings([t for t in self.store.in_states("PENDING") if not pinned(t)])
             except Exception:  # disk-service away: raising here would abort the driver (and the process)
                 log.exception("freeing the disks pending tasks may hold failed; the sweep frees them later")
         self.reconciled.set()
@@ -209,8 +210,8 @@ class SpindleFramework(Scheduler):
         ended; under the offer lock, so a kill of its cluster cannot slip between. False (the
         update then ends the task as usual) if a kill was asked for or its disks cannot be freed."""
         with self.lock:
-            try:
-                self.launcher.release_disks([] if is_job(task) else [task.member_id])
+            try:  # a member on kept disks keeps them: it is placed on them again
+                self.launcher.release_disks([] if is_job(task) or pinned(task) else [task.member_id])
             except Exception:
                 log.exception("task %s was dropped; releasing its disks failed, so it ends", task.task_id)
                 return False
@@ -253,10 +254,42 @@ class SpindleFramework(Scheduler):
 
     def kill_cluster(self, driver, cluster_id: str) -> None:
         """Kill every task of a cluster, its job drivers' too; tasks never launched just end (under
-        the offer lock, so a kill cannot race a launch of the same task)."""
+        the offer lock, so a kill cannot race a launch of the same task). Members that kept their
+        disks when stopped release them now."""
         with self.lock:
             for task in self.store.request_kill(cluster_id):
                 self._end(driver, task)
+        self.releases.wakeup.set()
+
+    def stop_cluster(self, driver, cluster_id: str) -> None:
+        """Kill the cluster's members keeping their disks (their release removes the container
+        only), and its job drivers; like ``kill_cluster`` otherwise."""
+        with self.lock:
+            for task in self.store.request_stop(cluster_id):
+                self._end(driver, task)
+
+    def start_cluster(self, driver, cluster_id: str) -> list:
+        """Launch the members of a stopped cluster again, each on its kept disks' node and disks
+        (``store.start``); RELEASE_PENDING (503) while a stopped container is still being removed."""
+        with self.lock:
+            tasks = self.store.start(cluster_id, new_task_id)
+        if any(t.state == "PENDING" for t in tasks):
+            self.revive(driver)
+        return tasks
+
+    def hand_over(self, cluster_id: str, owners: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+        """Give the kept disks of the cluster's ended members (member id → new owner, e.g. a dataset)
+        to their new owners with their data, in one disk-service call; the members keep nothing
+        after it. Returns new owner → its disks. A repeat moves nothing more."""
+        tasks = {t.member_id: t for t in self.store.by_cluster(cluster_id)}
+        unknown = sorted(m for m in owners if m not in tasks or tasks[m].state not in TERMINAL_STATES)
+        if unknown:
+            raise ApiError(409, "TASK_LIVE", f"members {', '.join(unknown)} have not ended (or do not exist)",
+                           {"members": unknown})
+        with self.lock:
+            moved = self.launcher.disks.transfer([{"from_owner": m, "to_owner": o} for m, o in sorted(owners.items())])
+            self.store.handed_over(list(owners))
+        return moved
 
     def kill_member(self, driver, cluster_id: str, member_id: str):
         """Kill one task of a cluster (a job's driver: ``job-<job id>``), like ``kill_cluster``;

@@ -7,7 +7,7 @@ disks; its TaskInfo data tells the executor where the job's files and result go.
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from spindle_common.clients import DiskClient
@@ -81,18 +81,23 @@ class Launcher:
         self.place = place
         self.executor_command = executor_command
 
-    def disk_classes(self, offers: list[ParsedOffer]) -> dict[str, str]:
-        """Class of every offered disk, by mount root, from the disk inventory."""
+    def disk_classes(self, offers: list[ParsedOffer], pending: Sequence[Task] = ()) -> dict[str, str]:
+        """Class of every offered disk placement may use, by mount root, from the disk inventory: the
+        free ones, and the kept disks ``pending`` members are pinned to. A disk allocated to someone
+        (a stopped member's, a dataset's) is offered by its agent while no task uses it: never to
+        another member."""
+        kept = {(pin["node"], root) for t in pending if (pin := t.request.get("pin")) for root in pin["mount_points"]}
         classes = {}
         for hostname in {o.hostname for o in offers}:
             for disk in self.disks.disks_of_node(hostname):
-                classes[disk["mount_point"]] = disk["disk_class"]
+                if disk.get("state") == "free" or (hostname, disk["mount_point"]) in kept:
+                    classes[disk["mount_point"]] = disk["disk_class"]
         return classes
 
     def launch(self, pending: list[Task], offers: list[ParsedOffer]) -> dict[str, list[dict[str, Any]]]:
         """TaskInfos to launch, by offer id. Clusters are placed all-or-nothing, one after another;
         each job's driver on its own."""
-        classes = self.disk_classes(offers)
+        classes = self.disk_classes(offers, pending)
         launches: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for (cluster_id, job), tasks in placement_groups(pending).items():
             placed = self.place(tasks, offers, classes)
@@ -110,7 +115,7 @@ class Launcher:
                 log.warning("cluster %s%s: could not hold disks: %s", cluster_id, f" {job}" if job else "",
                             exc.message)
                 try:
-                    self.release_disks([t.member_id for t in tasks if not is_job(t)])
+                    self.release_disks([t.member_id for t in tasks if not is_job(t) and not t.request.get("pin")])
                 except ApiError as again:  # disk-service away: the sweep frees what PENDING tasks hold
                     log.warning("cluster %s: releasing its partial hold failed too: %s", cluster_id, again.message)
                 for task in tasks:
@@ -126,19 +131,22 @@ class Launcher:
         return launches
 
     def _hold_and_describe(self, tasks: list[Task], placed: dict) -> list[dict[str, Any]]:
-        """Hold every member's disks in one call (all or nothing), then describe each task."""
+        """Hold every member's disks in one call (all or nothing), then describe each task. A member
+        on kept disks holds them already, or takes them over from their holder (a dataset's) first."""
         requests = [{"owner": t.member_id, "node": placed[t.task_id][0].hostname, "disk_class": disk_class,
                      "count": count}
-                    for t in tasks if not is_job(t)
+                    for t in tasks if not is_job(t) and not t.request.get("pin")
                     for disk_class, count in sorted(t.request.get("disks", {}).items()) if count]
         held = self.disks.allocate_batch(requests) if requests else {}
+        held.update(self._kept_disks([t for t in tasks if t.request.get("pin")]))
         infos = []
         for task in tasks:
             offer, _, cpu_ids = placed[task.task_id]
             request = task.request
             offered = {d.root: d for d in offer.disks}
             allocated = held.get(task.member_id, [])
-            roots = [d["mount_point"] for d in allocated]
+            pin = request.get("pin")
+            roots = list(pin["mount_points"]) if pin else [d["mount_point"] for d in allocated]
             missing = [r for r in roots if r not in offered]
             if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
                 raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
@@ -156,6 +164,25 @@ class Launcher:
                              [offered[r] for r in roots], self.executor_command, spec)
             infos.append({**info, "_roots": roots, "_disks": held_disks(roots, allocated), "_ip": lease.get("address")})
         return infos
+
+    def _kept_disks(self, tasks: list[Task]) -> dict[str, list[dict[str, Any]]]:
+        """The kept disks of pinned members, by member: taken over from their holder first (one call
+        for all; a repeat after a crash moves nothing more), then checked to be theirs exactly."""
+        moves = [{"from_owner": pin["adopt_from"], "to_owner": t.member_id}
+                 for t in tasks if (pin := t.request["pin"]).get("adopt_from")]
+        if moves:
+            self.disks.transfer(moves)
+        kept = {}
+        for task in tasks:
+            pin = task.request["pin"]
+            disks = self.disks.held_by(task.member_id)
+            if sorted(d["mount_point"] for d in disks) != sorted(pin["mount_points"]) or \
+                    any(d["node"] != pin["node"] for d in disks):
+                raise ApiError(409, "KEPT_DISKS_GONE", f"{task.member_id} does not hold its kept disks "
+                               f"{pin['mount_points']} on {pin['node']} (it holds {[d['mount_point'] for d in disks]})",
+                               {"member_id": task.member_id})
+            kept[task.member_id] = disks
+        return kept
 
     def release_disks(self, owners: list[str]) -> None:
         """Free (and wipe) whatever disks ``owners`` hold; holding nothing is fine here."""

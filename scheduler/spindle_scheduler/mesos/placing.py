@@ -22,6 +22,12 @@ def node_offers(offers: list[ParsedOffer], classes: dict[str, str], running: Ite
                       running=here.get(o.hostname, [])) for o in offers]
 
 
+def pin_of(task: Task) -> tuple[str | None, tuple[str, ...]]:
+    """(node, disk roots) a task on kept disks must be placed on (``MemberSpec.pin``); (None, ())."""
+    pin = task.request.get("pin")
+    return (pin["node"], tuple(pin["mount_points"])) if pin else (None, ())
+
+
 def placement_fields(request: dict[str, Any]) -> dict[str, Any]:
     """A task's placement options (stored with it from its ``ClusterSpec``) as ``PlacementRequest`` fields."""
     return {"strategy": request.get("strategy", "spread"), "preferred_hosts": request.get("preferred_hosts", []),
@@ -37,7 +43,7 @@ def plan_cluster(tasks: list[Task], offers: list[ParsedOffer], classes: dict[str
         cluster_id=tasks[0].cluster_id,
         members=[MemberRequest(t.task_id, t.request.get("role", ""), t.request["cpus"] + EXECUTOR_CPUS,
                                t.request["mem_mb"] + EXECUTOR_MEM_MB, t.request.get("disks", {}),
-                               t.request.get("cpuset")) for t in tasks],
+                               t.request.get("cpuset"), *pin_of(t)) for t in tasks],
         **placement_fields(tasks[0].request))
     return place(request, node_offers(offers, classes, running))
 

@@ -4,6 +4,8 @@ Every ``disk_sweep_interval_s`` (and once on ``POST /sweep``) the disks allocate
 judged by the task of their owner (a member id), ``judge`` being pure:
 
 - a task that runs, launches or is unreachable holds its disks: kept;
+- a member that keeps its disks while it does not run (a stopped cluster's, ended with
+  ``keep_disks``; one PENDING to be started on them, pinned) holds them: kept;
 - an ended task that still owes its release: the release worker's (``releases.py``), left to it;
 - an ended task whose release was done, yet its disks are held again or still: it owes its release
   again (container removed, then the disks freed), done by the same worker;
@@ -23,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from spindle_common.contracts import as_utc, utcnow
-from spindle_scheduler.store import PLACED_STATES, TERMINAL_STATES
+from spindle_scheduler.store import PLACED_STATES, TERMINAL_STATES, kept, pinned
 
 log = logging.getLogger("spindle.sweep")
 LIVE_STATES = PLACED_STATES | {"TASK_UNREACHABLE"}
@@ -44,6 +46,7 @@ class Holder:
 
     state: str
     release_owed: bool = False
+    keeps_disks: bool = False  # ended keeping them, or pending on them (``store.kept``/``store.pinned``)
 
 
 @dataclass
@@ -68,7 +71,7 @@ def judge(holdings: Iterable[Holding], holders: Mapping[str, Holder], now: datet
             verdict.recent.append(owner)
         elif holder is None:
             verdict.foreign.append(owner)
-        elif holder.state in LIVE_STATES:
+        elif holder.state in LIVE_STATES or holder.keeps_disks:
             verdict.live.append(owner)
         elif holder.state in TERMINAL_STATES:
             (verdict.owed if holder.release_owed else verdict.ended).append(owner)
@@ -97,7 +100,7 @@ class Sweeper:
         with self.lock:
             fw = self.framework
             holdings = self.holdings()
-            holders = {t.member_id: Holder(t.state, t.release_owed)
+            holders = {t.member_id: Holder(t.state, t.release_owed, kept(t) or pinned(t))
                        for t in fw.store.by_members({h.owner for h in holdings})}
             verdict = judge(holdings, holders, utcnow(), self.grace)
             freed: list[str] = []

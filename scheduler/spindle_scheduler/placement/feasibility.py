@@ -20,6 +20,17 @@ def check_excluded(node: NodeState, _: MemberRequest, request: PlacementRequest)
     return None
 
 
+def check_pinned(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
+    """A member on kept disks goes to their node, once every one of them is offered."""
+    if node.name != member.pinned_node:
+        return Reason(node.name, "pinned", f"its kept disks are on node {member.pinned_node}")
+    offered = {disk_id for ids in node.disks.values() for disk_id in ids}
+    missing = [d for d in member.pinned_disks if d not in offered]
+    if missing:
+        return Reason(node.name, "disks", f"its kept disks {', '.join(missing)} are not offered now")
+    return None
+
+
 def check_cpus(node: NodeState, member: MemberRequest, _: PlacementRequest) -> Reason | None:
     if member.cpus > node.cpus + EPSILON:
         return Reason(node.name, "cpus", f"needs {_num(member.cpus)} cpus, {_num(node.cpus)} free")
@@ -60,8 +71,15 @@ def check_anti_affinity(node: NodeState, member: MemberRequest, request: Placeme
 
 
 # An excluded node says so first: whatever else it lacks does not matter.
-CHECKERS: tuple[Checker, ...] = (check_excluded, check_cpus, check_mem, check_disks, check_cpuset,
+CHECKERS: tuple[Checker, ...] = (check_excluded, check_pinned, check_cpus, check_mem, check_disks, check_cpuset,
                                  check_anti_affinity)
+
+
+def checkers_for_all(member: MemberRequest) -> tuple[Checker, ...]:
+    """Every checker, as they apply to ``member``: a pinned member's disks are checked by check_pinned."""
+    if member.pinned_node:
+        return tuple(c for c in CHECKERS if c is not check_disks)
+    return tuple(c for c in CHECKERS if c is not check_pinned)
 
 
 def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Checker, ...]:
@@ -69,8 +87,10 @@ def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Chec
     skips them (a member without disks, cpuset or anti-affinity, of a request that excludes no node,
     is checked for cpus and mem only)."""
     checkers: list[Checker] = [check_excluded] if request.excluded_hosts else []
+    if member.pinned_node:  # its kept disks are its disks: no fresh ones are asked of any node
+        checkers.append(check_pinned)
     checkers += [check_cpus, check_mem]
-    if any(member.disks.values()):
+    if any(member.disks.values()) and not member.pinned_node:
         checkers.append(check_disks)
     if member.cpuset:
         checkers.append(check_cpuset)
@@ -80,9 +100,10 @@ def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Chec
 
 
 def infeasibility(node: NodeState, member: MemberRequest, request: PlacementRequest,
-                  checkers: tuple[Checker, ...] = CHECKERS) -> Reason | None:
-    """The first constraint ``node`` fails for ``member`` of ``request``, or None if it fits."""
-    for checker in checkers:
+                  checkers: tuple[Checker, ...] | None = None) -> Reason | None:
+    """The first constraint ``node`` fails for ``member`` of ``request``, or None if it fits (every
+    checker that applies to the member, unless ``checkers`` says which)."""
+    for checker in checkers if checkers is not None else checkers_for_all(member):
         reason = checker(node, member, request)
         if reason:
             return reason

@@ -40,6 +40,10 @@ class MemberRequest:
     mem_mb: float
     disks: dict[str, int] = field(default_factory=dict)  # class -> count of whole disks
     cpuset: int | None = None  # dedicated cpus, all on one NUMA node
+    # Kept disks (a stopped member started again, a dataset attached): the member goes to this node
+    # and gets exactly these disk ids, in this order, instead of ``disks``.
+    pinned_node: str | None = None
+    pinned_disks: tuple[str, ...] = ()
 
 
 @dataclass
@@ -61,7 +65,7 @@ class Reason:
     """Why ``node`` cannot take a member: machine-readable constraint, human message."""
 
     node: str
-    constraint: str  # excluded | cpus | mem | disks | cpuset | anti_affinity | nodes
+    constraint: str  # excluded | pinned | cpus | mem | disks | cpuset | anti_affinity | nodes
     message: str
 
     def __str__(self) -> str:

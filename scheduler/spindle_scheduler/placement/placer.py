@@ -21,8 +21,9 @@ def _candidates(node_count: int) -> int:
 
 
 def _hardest_first(member: MemberRequest) -> tuple:
-    # Members with the fewest places to go are placed first.
-    return -sum(member.disks.values()), -(member.cpuset or 0), -member.cpus, -member.mem_mb, member.member_id
+    # Members with the fewest places to go are placed first: those pinned to their kept disks' node first of all.
+    return (member.pinned_node is None, -sum(member.disks.values()), -(member.cpuset or 0), -member.cpus,
+            -member.mem_mb, member.member_id)
 
 
 class _View:

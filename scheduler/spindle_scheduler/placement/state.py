@@ -37,8 +37,11 @@ class NodeState:
         """Consume the member's share (assumes it is feasible) and say what it got."""
         self.cpus -= member.cpus
         self.mem_mb -= member.mem_mb
-        disk_ids = []
-        for disk_class, count in sorted(member.disks.items()):
+        disk_ids: list[str] = []
+        if member.pinned_node:  # exactly its kept disks, in their order
+            disk_ids = list(member.pinned_disks)
+            self.disks = {c: [d for d in ids if d not in member.pinned_disks] for c, ids in self.disks.items()}
+        for disk_class, count in sorted(member.disks.items()) if not member.pinned_node else ():
             if not count:
                 continue
             disk_ids += self.disks[disk_class][:count]

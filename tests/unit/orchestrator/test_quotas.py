@@ -3,7 +3,7 @@ passes, and the refusal naming them."""
 import pytest
 
 from spindle_orchestrator.models import Quota
-from spindle_orchestrator.quotas import Amounts, Defaults, demand_of, exceeded, limits_of, refusal
+from spindle_orchestrator.quotas import Amounts, Defaults, demand_of, exceeded, growth, limits_of, refusal
 
 DEFAULTS = Defaults(clusters=10, cpus=32.0, mem_mb=65536, disks_per_class=16, floating_ips=32)
 LIMITS = Amounts(clusters=2, cpus=4.0, mem_mb=1024, disks={"hdd": 2, "ssd": 0, "nvme": 0}, floating_ips=3)
@@ -67,3 +67,13 @@ def test_amounts_add_and_round_trip_as_json():
     assert total.as_json() == {"clusters": 2, "cpus": 0.75, "mem_mb": 192, "disks": {"hdd": 1, "ssd": 2, "nvme": 0},
                                "floating_ips": 3}
     assert Amounts.of_json(total.as_json()) == total
+
+
+@pytest.mark.parametrize("before, after, grown", [
+    (Amounts(1, 1.0, 1024, {"hdd": 2}, 3), Amounts(1, 2.0, 2048, {"hdd": 4}, 5), Amounts(0, 1.0, 1024, {"hdd": 2}, 2)),
+    (Amounts(1, 2.0, 2048, {"hdd": 4}, 5), Amounts(1, 1.0, 1024, {"hdd": 2}, 3), Amounts(0, 0.0, 0, {}, 0)),
+    (Amounts(1, 1.0, 1024, {"hdd": 2}, 3), Amounts(1, 1.0, 1024, {"hdd": 1, "ssd": 1}, 3),
+     Amounts(0, 0.0, 0, {"ssd": 1}, 0)),
+])
+def test_a_resize_asks_only_what_it_adds(before, after, grown):
+    assert growth(before, after) == grown

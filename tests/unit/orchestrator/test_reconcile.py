@@ -30,23 +30,29 @@ EARLIER = NOW - timedelta(seconds=1)  # a deadline passed
 REPLACE, NEVER = RestartPolicy.REPLACE, RestartPolicy.NEVER
 
 
-def member(mid="m0", state=M.TASK_RUNNING, restart=NEVER, message="", replacements=0, dns="m0"):
+def member(mid="m0", state=M.TASK_RUNNING, restart=NEVER, message="", replacements=0, dns="m0", role="", index=0):
     return MemberRecord(member_id=mid, restart=restart, state=state, message=message, replacements=replacements,
-                        dns_name=dns)
+                        dns_name=dns, role=role, index=index)
 
 
-def task(mid="m0", state=M.TASK_RUNNING, message="", launches=1, kill_requested=False):
+def worker(index, state=M.TASK_RUNNING):
+    """A member of role w (its id w-<index>), as a resize sees it."""
+    return member(f"w-{index}", state, role="w", index=index, dns=f"w-{index}")
+
+
+def task(mid="m0", state=M.TASK_RUNNING, message="", launches=1, kill_requested=False, kept=False):
     return TaskView(task_id=f"{mid}.t{launches}", cluster_id="c1", member_id=mid, state=state, message=message,
-                    launches=launches, kill_requested=kill_requested)
+                    launches=launches, kill_requested=kill_requested, disks_kept=kept)
 
 
 def tasks(*views):
     return {t.member_id: t for t in views}
 
 
-def cluster(state, *members, deadline=None, delete=False, cleaned=False, wait=False):
+def cluster(state, *members, deadline=None, delete=False, cleaned=False, wait=False, stop=False, keep=False,
+            counts=None):
     return Desired(cluster_id="c1", state=state, members=tuple(members), delete_requested=delete, deadline=deadline,
-                   cleaned_up=cleaned, wait_for_resources=wait)
+                   cleaned_up=cleaned, wait_for_resources=wait, stop_requested=stop, keep_disks=keep, counts=counts)
 
 
 def summary(actions):
@@ -203,7 +209,78 @@ TABLE = [
     ("destroying after the scheduler forgot the cluster", cluster(S.DESTROYING, member()), Observed(tasks={}),
      [("ReleaseIps",), ("to", "DESTROYED")]),
     ("destroyed: nothing ever again", cluster(S.DESTROYED, member(), delete=True), Observed(tasks={}), []),
+    # --- resize -------------------------------------------------------------------------------------------
+    ("running, a count raised: resizing, the new members added", cluster(S.RUNNING, worker(1), worker(2),
+                                                                          counts={"w": 4}),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("to", "RESIZING"), ("AddMembers",)]),
+    ("running, counts as they are: nothing", cluster(S.RUNNING, worker(1), counts={"w": 1}),
+     Observed(tasks=tasks(task("w-1"))), []),
+    ("running, a count lowered: resizing, the last members killed", cluster(S.RUNNING, worker(1), worker(2),
+                                                                             counts={"w": 1}),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("to", "RESIZING"), ("RemoveMembers",)]),
+    ("resizing, a removed member's kill asked: nothing but waiting",
+     cluster(S.RESIZING, worker(1), worker(2), counts={"w": 1}, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2", kill_requested=True))), []),
+    ("resizing, a removed member ended: its IP released, its record dropped",
+     cluster(S.RESIZING, worker(1), worker(2), counts={"w": 1}, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2", M.TASK_KILLED, kill_requested=True))), [("ForgetMembers",)]),
+    ("resizing, new members still starting: nothing", cluster(S.RESIZING, worker(1), worker(2, M.PENDING),
+                                                            counts={"w": 2}, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2", M.PENDING))), []),
+    ("resizing, every member running: peers told, running", cluster(S.RESIZING, worker(1), worker(2),
+                                                                   counts={"w": 2}, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("Reconfigure",), ("to", "RUNNING")]),
+    ("resizing past its deadline: failed", cluster(S.RESIZING, worker(1), worker(2, M.PENDING), counts={"w": 2},
+                                                   deadline=EARLIER),
+     Observed(tasks=tasks(task("w-1"), task("w-2", M.PENDING))), [("to", "FAILED", "RESIZE_TIMEOUT")]),
+    ("resizing, a new member failed to start: the cluster fails", cluster(S.RESIZING, worker(1), worker(2, M.PENDING),
+                                                                        counts={"w": 2}, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2", M.TASK_FAILED))),
+     [("RecordMember", "w-2"), ("to", "FAILED", "MEMBER_LOST")]),
+    ("resizing, stop asked: stopping", cluster(S.RESIZING, worker(1), counts={"w": 1}, stop=True),
+     Observed(tasks=tasks(task("w-1"))), [("to", "STOPPING"), ("Stop",)]),
+    # --- stop / start ---------------------------------------------------------------------------------------
+    ("running, stop asked: stopping, its members killed keeping their disks", cluster(S.RUNNING, member(), stop=True),
+     Observed(tasks=tasks(task())), [("to", "STOPPING"), ("Stop",)]),
+    ("degraded, stop asked: stopping too (no replacement after)",
+     cluster(S.DEGRADED, member(restart=REPLACE, state=M.TASK_FAILED), stop=True),
+     Observed(tasks=tasks(task(state=M.PENDING, launches=2))), [("to", "STOPPING"), ("RecordMember", "m0"), ("Stop",)]),
+    ("scheduling, stop asked: not served yet, the flag waits", cluster(S.SCHEDULING, member(state=M.PENDING),
+                                                                      stop=True, deadline=LATER),
+     Observed(tasks=tasks(task(state=M.PENDING))), []),
+    ("stopping, kills asked, jobs run: stop the jobs", cluster(S.STOPPING, member(), stop=True),
+     Observed(tasks=tasks(task(kill_requested=True)), jobs_running=1), [("StopJobs",)]),
+    ("stopping, a member died meanwhile: not replaced", cluster(S.STOPPING, REPLACEABLE, stop=True),
+     Observed(tasks=tasks(task(state=M.TASK_FAILED, kill_requested=True, kept=True))),
+     [("RecordMember", "m0"), ("to", "STOPPED")]),
+    ("stopping, every task ended: stopped", cluster(S.STOPPING, member(state=M.TASK_KILLED), stop=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True, kept=True))), [("to", "STOPPED")]),
+    ("stopping, start asked meanwhile: stops first", cluster(S.STOPPING, member()),
+     Observed(tasks=tasks(task(kill_requested=True))), []),
+    ("stopped: nothing", cluster(S.STOPPED, member(state=M.TASK_KILLED), stop=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True, kept=True))), []),
+    ("stopped, start asked: launched again, queued (no deadline)", cluster(S.STOPPED, member(state=M.TASK_KILLED)),
+     Observed(), [("Start",), ("to", "QUEUED")]),
+    ("stopped, deleted: its kept disks released with the IPs", cluster(S.STOPPED, member(state=M.TASK_KILLED),
+                                                                      stop=True, delete=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True, kept=True))),
+     [("to", "DESTROYING"), ("Kill",), ("ReleaseIps",), ("to", "DESTROYED")]),
+    ("stopped, deleted keeping disks: to a dataset", cluster(S.STOPPED, member(state=M.TASK_KILLED), stop=True,
+                                                             delete=True, keep=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True, kept=True))),
+     [("to", "DESTROYING"), ("KeepDisks",), ("ReleaseIps",), ("to", "DESTROYED")]),
+    ("running, deleted keeping disks: killed keeping them", cluster(S.RUNNING, member(), delete=True, keep=True),
+     Observed(tasks=tasks(task())), [("to", "DESTROYING"), ("Stop",)]),
+    ("destroying keeping disks, a member kept none: nothing to keep", cluster(S.DESTROYING, member(), keep=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True))),
+     [("RecordMember", "m0"), ("ReleaseIps",), ("to", "DESTROYED")]),
     # --- FAILED -------------------------------------------------------------------------------------------
+    ("failed with a dataset: killed keeping disks", cluster(S.FAILED, member(), keep=True),
+     Observed(tasks=tasks(task())), [("Stop",)]),
+    ("failed with a dataset, ended: disks back to it, then cleaned", cluster(S.FAILED, member(state=M.TASK_KILLED),
+                                                                           keep=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True, kept=True))),
+     [("KeepDisks",), ("ReleaseIps",), ("MarkCleanedUp",)]),
     ("failed, not cleaned up: kill", cluster(S.FAILED, member()), Observed(tasks=tasks(task())), [("Kill",)]),
     ("failed, every task ended: release and mark cleaned", cluster(S.FAILED, member(state=M.TASK_FAILED)),
      Observed(tasks=tasks(task(state=M.TASK_FAILED))), [("ReleaseIps",), ("MarkCleanedUp",)]),

@@ -9,6 +9,7 @@ from spindle_api.api.routes import (
     capacity,
     cluster_metrics,
     clusters,
+    datasets,
     jobs,
     member_exec,
     member_logs,
@@ -24,4 +25,4 @@ routers: list[APIRouter] = [status.router, users.router, tokens.router, products
                             cluster_metrics.router, member_logs.router, member_exec.router, member_terminal.router,
                             capacity.router,
                             admin_clusters.router, admin_disks.router, admin_ip_pools.router, admin_metrics.router,
-                            quotas.router]
+                            quotas.router, datasets.router]

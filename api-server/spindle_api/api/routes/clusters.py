@@ -9,12 +9,14 @@ from typing import Annotated, Any
 import httpx
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
+from pydantic import Field
 
-from spindle_api.api.deps import CurrentUser, OrchestratorDep, SessionDep, SettingsDep
+from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, SessionDep, SettingsDep
 from spindle_api.api.links import cluster_links
 from spindle_api.api.params import (
     ClusterId,
     ClusterPageToken,
+    DatasetName,
     PageSize,
     Product,
     ProductFilter,
@@ -23,12 +25,15 @@ from spindle_api.api.params import (
     Version,
     segment,
 )
+from spindle_api.api.routes.products import resolved_options
 from spindle_api.core.config import Settings
 from spindle_api.models import User
-from spindle_api.schemas import ClusterEvent, ClusterPage, ClusterView, upstream_model
-from spindle_api.upstream import actor_of
+from spindle_api.schemas import ClusterEvent, ClusterPage, ClusterView, Plan, upstream_model
+from spindle_api.upstream import actor_of, service_client
 from spindle_common.auth import internal_headers
+from spindle_common.catalog import ROLE_PATTERN, member_requests, with_counts
 from spindle_common.clients import ServiceClient
+from spindle_common.contracts import ClusterSpec, Model
 from spindle_common.errors import ApiError, error_responses
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -100,12 +105,50 @@ def get_cluster(username: Username, product: Product, version: Version, cluster_
     return visible_cluster(orchestrator, user, username, product, version, cluster_id)
 
 
-@router.delete("/{username}/{product}/{version}/{cluster_id}", status_code=202, responses=CLUSTER_ERRORS)
+@router.delete("/{username}/{product}/{version}/{cluster_id}", status_code=202, responses={
+    **CLUSTER_ERRORS, **error_responses(409, 422, descriptions={
+        409: "keep_disks: you have a dataset of that name already (DATASET_EXISTS)",
+        422: "a parameter is not valid; `dataset` without keep_disks, or another name than the dataset the "
+             "cluster attached (INVALID_OPTIONS)"})})
 def delete_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
-                   orchestrator: OrchestratorDep) -> ClusterView:
-    """Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously."""
+                   orchestrator: OrchestratorDep,
+                   keep_disks: Annotated[bool, Query(description="keep the members' disks, data and all, as a "
+                                                     "dataset of yours instead of wiping them")] = False,
+                   dataset: DatasetName = None) -> ClusterView:
+    """Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously.
+    With ``keep_disks`` the disks are kept as your dataset ``dataset`` (default: the cluster's id;
+    the dataset the cluster attached, if any), counted against your disk quota, for a later launch
+    of the same product to attach (``options.dataset``)."""
     visible_cluster(orchestrator, user, username, product, version, cluster_id)
-    return upstream_model(ClusterView, orchestrator.request("DELETE", f"/clusters/{segment(cluster_id)}"))
+    params = {"keep_disks": "true"} if keep_disks else {}
+    if dataset is not None:
+        params["dataset"] = dataset
+    return upstream_model(ClusterView, orchestrator.request("DELETE", f"/clusters/{segment(cluster_id)}",
+                                                            params=params))
+
+
+@router.post("/{username}/{product}/{version}/{cluster_id}/stop", status_code=202, responses={
+    **CLUSTER_ERRORS, **error_responses(409, descriptions={
+        409: "the cluster is not running: only a RUNNING or DEGRADED one can be stopped (CLUSTER_NOT_RUNNING)"})})
+def stop_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
+                 orchestrator: OrchestratorDep) -> ClusterView:
+    """Stop the cluster: its jobs and containers stop; its members keep their disks (data and all) and
+    floating IPs. A STOPPED cluster counts against your quota with its disks and IPs, not its cpus
+    and memory. A repeat changes nothing."""
+    visible_cluster(orchestrator, user, username, product, version, cluster_id)
+    return upstream_model(ClusterView, orchestrator.request("POST", f"/clusters/{segment(cluster_id)}/stop"))
+
+
+@router.post("/{username}/{product}/{version}/{cluster_id}/start", status_code=202, responses={
+    **CLUSTER_ERRORS, **error_responses(403, 409, descriptions={
+        403: "its cpus and memory would pass your quota (QUOTA_EXCEEDED)",
+        409: "the cluster is not stopped (CLUSTER_NOT_STOPPED)"})})
+def start_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
+                  orchestrator: OrchestratorDep) -> ClusterView:
+    """Start a stopped cluster: each member is launched again on its node, on its kept disks, with its
+    floating IP and DNS name (it waits, QUEUED, while its node lacks the cpus or memory)."""
+    visible_cluster(orchestrator, user, username, product, version, cluster_id)
+    return upstream_model(ClusterView, orchestrator.request("POST", f"/clusters/{segment(cluster_id)}/start"))
 
 
 @router.get("/{username}/{product}/{version}/{cluster_id}/events", response_model=list[ClusterEvent],
@@ -164,3 +207,52 @@ async def _event_stream(settings: Settings, user: User, cluster_id: str, after_s
 
 def _sse_error(status: int, message: str) -> bytes:
     return f"event: error\ndata: {json.dumps({'status': status, 'message': message})}\n\n".encode()
+
+
+class Resize(Model):
+    roles: dict[Annotated[str, Field(pattern=ROLE_PATTERN)], Annotated[int, Field(ge=0, le=10_000)]] = Field(
+        min_length=1, max_length=64, examples=[{"worker": 4}],
+        description="role → how many members of it the cluster should have (within the role's min and max)")
+
+
+RESIZE_ERRORS = {**CLUSTER_ERRORS, **error_responses(400, 403, 409, 413, 422, descriptions={
+    403: "the members it adds would pass your quota (QUOTA_EXCEEDED)",
+    409: "the cluster is not running: only a RUNNING, DEGRADED or RESIZING one can be resized (CLUSTER_NOT_RUNNING)",
+    422: "a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS)"})}
+
+
+@router.post("/{username}/{product}/{version}/{cluster_id}/resize", status_code=202, responses=RESIZE_ERRORS)
+def resize_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, body: Resize,
+                   user: CurrentUser, orchestrator: OrchestratorDep) -> ClusterView:
+    """Change how many members of a role the running cluster has (RESIZING, then RUNNING): added members
+    get fresh disks and floating IPs and are placed like the others (its placement option, the members
+    already running counted); members beyond a lowered count (the highest indexes) are stopped and
+    their disks wiped; then every member whose config names its peers gets it again and its product's
+    reload runs."""
+    visible_cluster(orchestrator, user, username, product, version, cluster_id)
+    return upstream_model(ClusterView, orchestrator.request("POST", f"/clusters/{segment(cluster_id)}/resize",
+                                                            json=body.model_dump()))
+
+
+@router.post("/{username}/{product}/{version}/{cluster_id}/resize/plan", responses=RESIZE_ERRORS)
+def plan_resize(username: Username, product: Product, version: Version, cluster_id: ClusterId, body: Resize,
+                user: CurrentUser, orchestrator: OrchestratorDep, catalog: CatalogDep, settings: SettingsDep) -> Plan:
+    """Dry-run a resize: where the members it adds would go on the resources offered now (the members
+    already running counted, as the resize will), or why each node refuses them; nothing is held. A
+    resize that only removes members plans nothing (``placeable`` true, no members)."""
+    cluster = visible_cluster(orchestrator, user, username, product, version, cluster_id)
+    manifest = catalog.get(cluster.product, cluster.version)
+    unknown = sorted(set(body.roles) - set(manifest["roles"]))
+    if unknown:
+        raise ApiError(422, "INVALID_OPTIONS", f"{cluster.product} has no role {', '.join(unknown)}",
+                       {"errors": [{"path": f"roles.{r}", "message": "no such role"} for r in unknown]})
+    options = resolved_options(manifest, with_counts(dict(cluster.options), body.roles))
+    have = {(m.role, m.member_id.rsplit("-", 1)[-1]) for m in cluster.members}
+    adding = [m for m in member_requests(manifest, options) if (m["role"], str(m["index"])) not in have]
+    if not adding:
+        return Plan(placeable=True, summary="nothing to place: the resize adds no member", members=[], reasons=[])
+    members = [{"member_id": f"{cluster.id}-{m['role']}-{m['index']}", "role": m["role"], "cpus": m["cpus"],
+                "mem_mb": m["mem_mb"], "disks": m["disks"], "container": {"image": manifest["image"]}} for m in adding]
+    with service_client(settings, "scheduler", user) as scheduler:
+        return upstream_model(Plan, scheduler.request("POST", "/placements/dry-run", json={
+            "cluster_id": cluster.id, **ClusterSpec.placement_fields(options), "members": members}), "scheduler")

@@ -8,13 +8,13 @@ from fastapi import APIRouter, Path
 from pydantic import Field
 from sqlalchemy import select
 
-from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep
+from spindle_api.api.deps import AdminUser, CurrentUser, OrchestratorDep, SessionDep, user_named
 from spindle_api.api.params import USERNAME_PATTERN, segment
 from spindle_api.models import User
 from spindle_api.schemas import upstream_list, upstream_model
 from spindle_api.upstream import actor_of
 from spindle_common.contracts import Model, QuotaAmounts, QuotaUpdate, QuotaView
-from spindle_common.errors import ApiError, error_responses
+from spindle_common.errors import error_responses
 
 router = APIRouter(tags=["quotas"])
 
@@ -40,15 +40,6 @@ def _quota(username: str, view: QuotaView) -> Quota:
     return Quota(username=username, limits=view.limits, usage=view.usage, defaults=view.defaults)
 
 
-def _user(session: SessionDep, username: str) -> User:
-    user = session.scalar(select(User).where(User.username == username))
-    if user is None:
-        raise ApiError(404, "USER_NOT_FOUND", f"no user {username!r}", {"username": username})
-    session.expunge(user)
-    session.rollback()  # no connection held while the orchestrator answers
-    return user
-
-
 @router.get("/me/quota", responses=error_responses(401, 502, 503))
 def my_quota(user: CurrentUser, orchestrator: OrchestratorDep) -> Quota:
     """Your usage against your quota."""
@@ -68,7 +59,7 @@ def list_quotas(_: AdminUser, session: SessionDep, orchestrator: OrchestratorDep
 @router.get("/admin/users/{username}/quota",
             responses=error_responses(401, 403, 404, 422, 502, 503, descriptions={404: NO_USER}))
 def get_quota(username: QuotaUsername, _: AdminUser, session: SessionDep, orchestrator: OrchestratorDep) -> Quota:
-    user = _user(session, username)
+    user = user_named(session, username)
     return _quota(username, upstream_model(QuotaView, orchestrator.request(
         "GET", f"/quotas/{segment(actor_of(user))}")))
 
@@ -81,6 +72,6 @@ def set_quota(username: QuotaUsername, body: QuotaUpdate, _: AdminUser, session:
     """Set the user's whole quota: a limit left out (or null) is the platform's default, a disk class
     left out of ``disks`` too. A limit lowered below the usage takes nothing away; only what would
     need more of it is refused."""
-    user = _user(session, username)
+    user = user_named(session, username)
     return _quota(username, upstream_model(QuotaView, orchestrator.request(
         "PUT", f"/quotas/{segment(actor_of(user))}", json=body.model_dump(mode="json", exclude_none=True))))

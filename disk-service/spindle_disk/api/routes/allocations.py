@@ -19,6 +19,13 @@ def _disks(session, disk_ids: list[int]) -> list[schemas.DiskOut]:
     return inventory.views(session, inventory.disk_query().where(Disk.id.in_(disk_ids)).order_by(Disk.id))
 
 
+def _allocated(disk: Any) -> schemas.AllocatedDisk:
+    """A held disk (a batch's row, or a disk's view) as a launch needs it."""
+    return schemas.AllocatedDisk(id=disk.id, node=disk.node, device_path=disk.device_path,
+                                 mount_point=disk.mount_point, disk_class=contracts.DiskClass(disk.disk_class),
+                                 size_bytes=disk.size_bytes)
+
+
 @router.post("", response_model=schemas.AllocationOut, status_code=status.HTTP_201_CREATED)
 def allocate_disks(body: schemas.AllocationRequest, session: SessionDep, caller: ServiceOrAdmin,
                    response: Response):
@@ -84,11 +91,24 @@ def allocate_batch(body: schemas.BatchAllocationRequest, session: SessionDep, ca
     held, created = batch.allocate_batch(session, asks, caller.actor)
     if not created:
         response.status_code = status.HTTP_200_OK
-    return schemas.BatchAllocationOut(allocations={
-        owner: [schemas.AllocatedDisk(id=d.id, node=d.node, device_path=d.device_path, mount_point=d.mount_point,
-                                      disk_class=contracts.DiskClass(d.disk_class), size_bytes=d.size_bytes)
-                  for d in disks]
-        for owner, disks in held.items()})
+    return schemas.BatchAllocationOut(allocations={owner: [_allocated(d) for d in disks]
+                                                   for owner, disks in held.items()})
+
+
+@router.post("/transfer", response_model=schemas.BatchAllocationOut, responses={
+    200: {"description": "to_owner → every disk it holds now"},
+    409: {"model": ErrorEnvelope,
+          "description": "OWNER_ON_OTHER_NODE: a to_owner would hold disks on two nodes; nothing moved"},
+    **error_responses(401, 403, 422, 500)})
+def transfer_disks(body: schemas.TransferRequest, session: SessionDep,
+                   caller: ServiceOrAdmin) -> schemas.BatchAllocationOut:
+    """Hand every disk of each ``from_owner`` to its ``to_owner`` with its data (no wipe): a stopped
+    or deleted member's disks kept as a dataset, a dataset's taken over by a member of a new cluster.
+    A move whose from_owner holds nothing moves nothing, so a repeat is harmless."""
+    held = allocation.transfer(session, [(m.from_owner, m.to_owner) for m in body.moves], caller.actor)
+    rows = {d.id: d for d in _disks(session, [i for ids in held.values() for i in ids])}
+    return schemas.BatchAllocationOut(allocations={owner: [_allocated(rows[i]) for i in ids]
+                                                   for owner, ids in held.items()})
 
 
 @router.post("/release", response_model=list[schemas.DiskOut], responses=RELEASE_RESPONSES)

@@ -1,14 +1,25 @@
 """Clusters: create (async, idempotent), read, list, delete, and their event timeline."""
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
 
-from spindle_common.contracts import NAME_PATTERN, ClusterPage, ClusterState, ClusterView, EventView
+from spindle_common.catalog import member_requests, role_counts, validate_options, with_counts
+from spindle_common.contracts import (
+    DATASET_NAME_PATTERN,
+    NAME_PATTERN,
+    ClusterPage,
+    ClusterState,
+    ClusterView,
+    EventView,
+)
 from spindle_common.errors import ApiError, error_responses
-from spindle_orchestrator import bindings, clusters, quotas
+from spindle_orchestrator import bindings, clusters, datasets, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
 from spindle_orchestrator.api.routes.quotas import QuotasDep
+from spindle_orchestrator.models import Dataset
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -24,15 +35,24 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response,
                    q: QuotasDep) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200.
-    The clusters it binds are checked (``bindings.check``), the owner's quota is checked and the
-    cluster recorded in one transaction (quotas.admit)."""
+    The clusters it binds are checked (``bindings.check``), the dataset it attaches too
+    (``datasets.check_attachable``, the dataset locked), then the owner's quota is checked and the
+    cluster recorded in one transaction (quotas.admit; the dataset's kept disks already count, so
+    they are not asked for twice)."""
     manifest = q.manifest_of(body.product, body.version)
     bindings.check(session, manifest, body.options, body.owner_id)
     demand = quotas.cluster_demand(manifest, body.options, q.floating_ips)
-    quotas.admit(session, body.owner_id, demand, q.defaults, q.manifest_of, q.floating_ips,
+    dataset, asked = None, demand
+    name = body.options.get("dataset")
+    if name and clusters.repeated(session, body.owner_id, body.idempotency_key) is None:
+        dataset = datasets.check_attachable(session, body.owner_id, name, body.product,
+                                            member_requests(manifest, body.options))
+        held = datasets.kept_disks_of(dataset)
+        asked = replace(demand, disks={c: n - held.get(c, 0) for c, n in demand.disks.items()})
+    quotas.admit(session, body.owner_id, asked, q.defaults, q.manifest_of, q.floating_ips,
                  repeat_key=body.idempotency_key)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
-                                       body.options, body.idempotency_key, demand.as_json())
+                                       body.options, body.idempotency_key, demand.as_json(), dataset)
     if not created:
         response.status_code = 200
     return cluster_view(cluster)
@@ -53,15 +73,78 @@ def get_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> Clust
     return cluster_view(clusters.get_or_404(session, cluster_id))
 
 
-@router.delete("/{cluster_id}", status_code=202)
-def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterView:
-    """Ask for the cluster's end; the worker moves it through DESTROYING to DESTROYED."""
-    cluster = clusters.get_or_404(session, cluster_id)
-    if cluster.state != ClusterState.DESTROYED and not cluster.delete_requested:
-        cluster.delete_requested = True
-        clusters.record_event(session, cluster.id, "cluster", "DELETE_REQUESTED", "deletion requested")
+@router.delete("/{cluster_id}", status_code=202, responses=error_responses(404, 409, 422, descriptions={
+    409: "``dataset`` names a dataset you have already (DATASET_EXISTS)",
+    422: "``dataset`` given without ``keep_disks``, or not the name of the dataset the cluster attached"}))
+def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, keep_disks: bool = False,
+                   dataset: Annotated[str | None, Query(pattern=DATASET_NAME_PATTERN)] = None) -> ClusterView:
+    """Ask for the cluster's end; the worker moves it through DESTROYING to DESTROYED. With
+    ``keep_disks`` its members' disks are kept with their data as the owner's dataset ``dataset``
+    (default: the cluster's id; the dataset it attached, if any) instead of being wiped. A repeat
+    changes nothing."""
+    cluster = clusters.get_or_404(session, cluster_id, lock=True)
+    if dataset is not None and not keep_disks:
+        raise ApiError(422, "INVALID_OPTIONS", "dataset names what keep_disks keeps: give keep_disks=true too")
+    if cluster.state == ClusterState.DESTROYED or cluster.delete_requested:
+        return cluster_view(cluster)
+    if keep_disks:
+        attached = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+        if attached is not None and attached.attached_to == cluster.id:
+            if dataset not in (None, attached.name):
+                raise ApiError(422, "INVALID_OPTIONS", f"the cluster's disks go back to the dataset it attached, "
+                               f"{attached.name!r}", {"dataset": attached.name})
+        elif dataset is not None and datasets.live_named(session, cluster.owner_id or "", dataset) is not None:
+            raise ApiError(409, "DATASET_EXISTS", f"you have a dataset {dataset!r} already", {"dataset": dataset})
+        cluster.keep_disks, cluster.keep_as = True, dataset
+    cluster.delete_requested = True
+    clusters.record_event(session, cluster.id, "cluster", "DELETE_REQUESTED", "deletion requested"
+                          + (", keeping the members' disks as a dataset" if keep_disks else ""))
+    clusters.wake(session, cluster.id)
+    session.commit()
+    return cluster_view(cluster)
+
+
+# The states a cluster can be stopped in (a stop asked again while it stops or is stopped changes nothing).
+STOPPABLE = (ClusterState.RUNNING, ClusterState.DEGRADED, ClusterState.STOPPING, ClusterState.STOPPED)
+
+
+@router.post("/{cluster_id}/stop", status_code=202, responses=error_responses(404, 409, descriptions={
+    409: "the cluster is not running (CLUSTER_NOT_RUNNING)"}))
+def stop_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> ClusterView:
+    """Stop a running cluster: its jobs and containers are stopped, its members keep their disks (data
+    and all) and floating IPs; it counts against the owner's quota without its cpus and memory."""
+    cluster = clusters.get_or_404(session, cluster_id, lock=True)
+    if cluster.delete_requested or cluster.state not in STOPPABLE:
+        raise ApiError(409, "CLUSTER_NOT_RUNNING", f"cluster {cluster.id} is {cluster.state}: only a running "
+                       "cluster can be stopped", {"state": cluster.state})
+    if not cluster.stop_requested:
+        cluster.stop_requested = True
+        clusters.record_event(session, cluster.id, "cluster", "STOP_REQUESTED", "stop requested")
         clusters.wake(session, cluster.id)
         session.commit()
+    return cluster_view(cluster)
+
+
+@router.post("/{cluster_id}/start", status_code=202, responses=error_responses(403, 404, 409, descriptions={
+    403: "its cpus and memory would pass the owner's quota (QUOTA_EXCEEDED)",
+    409: "the cluster is not stopped (CLUSTER_NOT_STOPPED)"}))
+def start_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, q: QuotasDep) -> ClusterView:
+    """Start a stopped (or stopping) cluster again: its members are launched on their kept disks, on
+    their nodes, with the same floating IPs; its cpus and memory are checked against the owner's
+    quota first."""
+    cluster = clusters.get_or_404(session, cluster_id, lock=True)
+    if cluster.delete_requested or not cluster.stop_requested or \
+            cluster.state not in (ClusterState.STOPPING, ClusterState.STOPPED):
+        if cluster.state in (ClusterState.QUEUED, ClusterState.DEPLOYING, ClusterState.CONFIGURING,
+                             ClusterState.RUNNING) and not cluster.stop_requested and not cluster.delete_requested:
+            return cluster_view(cluster)  # started already: a repeat
+        raise ApiError(409, "CLUSTER_NOT_STOPPED", f"cluster {cluster.id} is {cluster.state}: only a stopped "
+                       "cluster can be started", {"state": cluster.state})
+    quotas.admit_start(session, cluster, q.defaults, q.manifest_of, q.floating_ips)
+    cluster.stop_requested = False
+    clusters.record_event(session, cluster.id, "cluster", "START_REQUESTED", "start requested")
+    clusters.wake(session, cluster.id)
+    session.commit()
     return cluster_view(cluster)
 
 
@@ -86,3 +169,47 @@ async def cluster_event_stream(request: Request, _: ServiceCaller, cluster_id: s
         raise ApiError(404, "CLUSTER_NOT_FOUND", f"cluster {cluster_id} does not exist")
     return StreamingResponse(hub.stream(cluster_id, after_seq, follow), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache"})
+
+
+class ResizeIn(BaseModel):
+    roles: dict[Annotated[str, Field(min_length=1, max_length=64)], Annotated[int, Field(ge=0, le=10_000)]] = Field(
+        min_length=1, max_length=64, description="role → how many members of it the cluster should have")
+
+
+# The states a cluster can be resized in: served (a resize under way may be changed again).
+RESIZABLE = (ClusterState.RUNNING, ClusterState.DEGRADED, ClusterState.RESIZING)
+
+
+@router.post("/{cluster_id}/resize", status_code=202, responses=error_responses(403, 404, 409, 422, descriptions={
+    403: "the members it adds would pass the owner's quota (QUOTA_EXCEEDED)",
+    409: "the cluster is not running (CLUSTER_NOT_RUNNING)",
+    422: "a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS)"}))
+def resize_cluster(cluster_id: str, body: ResizeIn, session: SessionDep, _: ServiceCaller,
+                   q: QuotasDep) -> ClusterView:
+    """Change how many members of each role a running cluster has: the counts go into its options
+    (checked as a launch's: the role's min and max), what it adds is checked against the owner's
+    quota, and the worker adds and removes members (``resize.py``, RESIZING → RUNNING)."""
+    cluster = clusters.get_or_404(session, cluster_id, lock=True)
+    if cluster.delete_requested or cluster.stop_requested or cluster.state not in RESIZABLE:
+        raise ApiError(409, "CLUSTER_NOT_RUNNING", f"cluster {cluster.id} is {cluster.state}: only a running "
+                       "cluster can be resized", {"state": cluster.state})
+    manifest = q.manifest_of(cluster.product, cluster.version)
+    unknown = sorted(set(body.roles) - set(manifest["roles"]))
+    if unknown:
+        raise ApiError(422, "INVALID_OPTIONS", f"{cluster.product} has no role {', '.join(unknown)}",
+                       {"errors": [{"path": f"roles.{r}", "message": "no such role"} for r in unknown]})
+    before = role_counts(manifest, cluster.options)
+    options = validate_options(manifest, with_counts(cluster.options, body.roles))
+    demand = quotas.cluster_demand(manifest, options, q.floating_ips)
+    old = quotas.Amounts.of_json(cluster.demand) if cluster.demand else quotas.cluster_demand(
+        manifest, cluster.options, q.floating_ips)
+    quotas.admit(session, cluster.owner_id or "", quotas.growth(old, demand), q.defaults, q.manifest_of,
+                 q.floating_ips)
+    cluster.options, cluster.demand = options, demand.as_json()
+    changes = ", ".join(f"{role} {before.get(role, 0)} → {count}" for role, count in sorted(body.roles.items())
+                        if before.get(role, 0) != count)
+    clusters.record_event(session, cluster.id, "cluster", "RESIZE_REQUESTED",
+                          f"resize requested: {changes or 'no change'}")
+    clusters.wake(session, cluster.id)
+    session.commit()
+    return cluster_view(cluster)

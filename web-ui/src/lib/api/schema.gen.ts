@@ -26,6 +26,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * All Datasets
+         * @description Every user's datasets holding disks (with ``include_ended``, also those wiped), newest first.
+         */
+        get: operations["all_datasets_admin_datasets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/disks": {
         parameters: {
             query?: never;
@@ -489,6 +509,9 @@ export interface paths {
         /**
          * Delete Cluster
          * @description Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously.
+         *     With ``keep_disks`` the disks are kept as your dataset ``dataset`` (default: the cluster's id;
+         *     the dataset the cluster attached, if any), counted against your disk quota, for a later launch
+         *     of the same product to attach (``options.dataset``).
          */
         delete: operations["delete_cluster_clusters__username___product___version___cluster_id__delete"];
         options?: never;
@@ -659,6 +682,136 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/resize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resize Cluster
+         * @description Change how many members of a role the running cluster has (RESIZING, then RUNNING): added members
+         *     get fresh disks and floating IPs and are placed like the others (its placement option, the members
+         *     already running counted); members beyond a lowered count (the highest indexes) are stopped and
+         *     their disks wiped; then every member whose config names its peers gets it again and its product's
+         *     reload runs.
+         */
+        post: operations["resize_cluster_clusters__username___product___version___cluster_id__resize_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/resize/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Plan Resize
+         * @description Dry-run a resize: where the members it adds would go on the resources offered now (the members
+         *     already running counted, as the resize will), or why each node refuses them; nothing is held. A
+         *     resize that only removes members plans nothing (``placeable`` true, no members).
+         */
+        post: operations["plan_resize_clusters__username___product___version___cluster_id__resize_plan_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start Cluster
+         * @description Start a stopped cluster: each member is launched again on its node, on its kept disks, with its
+         *     floating IP and DNS name (it waits, QUEUED, while its node lacks the cpus or memory).
+         */
+        post: operations["start_cluster_clusters__username___product___version___cluster_id__start_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clusters/{username}/{product}/{version}/{cluster_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop Cluster
+         * @description Stop the cluster: its jobs and containers stop; its members keep their disks (data and all) and
+         *     floating IPs. A STOPPED cluster counts against your quota with its disks and IPs, not its cpus
+         *     and memory. A repeat changes nothing.
+         */
+        post: operations["stop_cluster_clusters__username___product___version___cluster_id__stop_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/datasets/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Datasets
+         * @description Your datasets holding disks (KEPT: counted against your disk quota; ATTACHED: a cluster of yours
+         *     uses them), newest first; with ``include_ended`` also those wiped.
+         */
+        get: operations["list_datasets_datasets__username__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/datasets/{username}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Reclaim Dataset
+         * @description Wipe a kept dataset's disks: they are free (and off your quota) once wiped.
+         */
+        delete: operations["reclaim_dataset_datasets__username___name__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -919,7 +1072,7 @@ export interface components {
          * ClusterState
          * @enum {string}
          */
-        ClusterState: "PENDING" | "QUEUED" | "SCHEDULING" | "DEPLOYING" | "CONFIGURING" | "RUNNING" | "DEGRADED" | "FAILED" | "DESTROYING" | "DESTROYED";
+        ClusterState: "PENDING" | "QUEUED" | "SCHEDULING" | "DEPLOYING" | "CONFIGURING" | "RUNNING" | "DEGRADED" | "RESIZING" | "STOPPING" | "STOPPED" | "FAILED" | "DESTROYING" | "DESTROYED";
         /** ClusterView */
         ClusterView: {
             /** Created At */
@@ -989,6 +1142,79 @@ export interface components {
             token: string;
             /** Username */
             username: string;
+        };
+        /** DatasetDisk */
+        DatasetDisk: {
+            disk_class: components["schemas"]["DiskClass"];
+            /** Id */
+            id: number;
+            /** Mount Point */
+            mount_point: string;
+            /** Size Bytes */
+            size_bytes?: number | null;
+        };
+        /**
+         * DatasetPart
+         * @description One member's disks in a dataset: a launch's member of the same role and index takes them over.
+         */
+        DatasetPart: {
+            /** Disks */
+            disks: components["schemas"]["DatasetDisk"][];
+            /** Index */
+            index: number;
+            /** Node */
+            node: string;
+            /** Role */
+            role: string;
+        };
+        /**
+         * DatasetView
+         * @description Disks a deleted cluster's members kept, with their data (``DELETE …?keep_disks=true``).
+         */
+        DatasetView: {
+            /**
+             * Attached To
+             * @description the cluster using them (ATTACHED)
+             */
+            attached_to: string | null;
+            /** Created At */
+            created_at: string;
+            /**
+             * Disks
+             * @description whole disks per class
+             */
+            disks: {
+                [key: string]: number;
+            };
+            /** Id */
+            id: string;
+            /** Members */
+            members: components["schemas"]["DatasetPart"][];
+            /** Name */
+            name: string;
+            /** Owner */
+            owner: string;
+            /** Owner Id */
+            owner_id: string;
+            /** Product */
+            product: string;
+            /** Size Bytes */
+            size_bytes: number;
+            /**
+             * Source Cluster
+             * @description the cluster whose delete kept them
+             */
+            source_cluster: string;
+            /**
+             * State
+             * @description KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped
+             * @enum {string}
+             */
+            state: "KEPT" | "ATTACHED" | "RELEASED" | "RECLAIMED";
+            /** Updated At */
+            updated_at: string;
+            /** Version */
+            version: string;
         };
         /**
          * DiscoverRequest
@@ -1822,6 +2048,19 @@ export interface components {
              */
             type: "STATIC";
         };
+        /** Resize */
+        Resize: {
+            /**
+             * Roles
+             * @description role → how many members of it the cluster should have (within the role's min and max)
+             * @example {
+             *       "worker": 4
+             *     }
+             */
+            roles: {
+                [key: string]: number;
+            };
+        };
         /** ResourceDisk */
         ResourceDisk: {
             source: components["schemas"]["DiskSource"];
@@ -1999,6 +2238,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClusterPage"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    all_datasets_admin_datasets_get: {
+        parameters: {
+            query?: {
+                include_ended?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetView"][];
                 };
             };
             /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
@@ -4292,7 +4598,12 @@ export interface operations {
     };
     delete_cluster_clusters__username___product___version___cluster_id__delete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description keep the members' disks, data and all, as a dataset of yours instead of wiping them */
+                keep_disks?: boolean;
+                /** @description the dataset's name */
+                dataset?: string | null;
+            };
             header?: never;
             path: {
                 /** @description the clusters' owner */
@@ -4335,7 +4646,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            /** @description keep_disks: you have a dataset of that name already (DATASET_EXISTS) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter is not valid; `dataset` without keep_disks, or another name than the dataset the cluster attached (INVALID_OPTIONS) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5170,6 +5490,558 @@ export interface operations {
             };
         };
     };
+    resize_cluster_clusters__username___product___version___cluster_id__resize_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Resize"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterView"];
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the members it adds would pass your quota (QUOTA_EXCEEDED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the cluster is not running: only a RUNNING, DEGRADED or RESIZING one can be resized (CLUSTER_NOT_RUNNING) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    plan_resize_clusters__username___product___version___cluster_id__resize_plan_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Resize"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the members it adds would pass your quota (QUOTA_EXCEEDED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the cluster is not running: only a RUNNING, DEGRADED or RESIZING one can be resized (CLUSTER_NOT_RUNNING) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    start_cluster_clusters__username___product___version___cluster_id__start_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterView"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description its cpus and memory would pass your quota (QUOTA_EXCEEDED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the cluster is not stopped (CLUSTER_NOT_STOPPED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    stop_cluster_clusters__username___product___version___cluster_id__stop_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a product of the catalog */
+                product: string;
+                /** @description a version of the product */
+                version: string;
+                /** @description the cluster's id */
+                cluster_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterView"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such cluster at this address, or not one the caller may see: others' clusters are 404, never 403 (CLUSTER_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the cluster is not running: only a RUNNING or DEGRADED one can be stopped (CLUSTER_NOT_RUNNING) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_datasets_datasets__username__get: {
+        parameters: {
+            query?: {
+                include_ended?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetView"][];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not your own username (USER_NOT_FOUND; admins may list anyone's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reclaim_dataset_datasets__username___name__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the clusters' owner */
+                username: string;
+                /** @description a dataset's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetView"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no such user you may see (USER_NOT_FOUND), or no dataset of that name (DATASET_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the dataset is attached to a cluster (DATASET_IN_USE) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     health_health_get: {
         parameters: {
             query?: never;
@@ -5781,7 +6653,8 @@ type ReadonlyArray<T> = [
 ] extends [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
-export const clusterStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterState"]> = ["PENDING", "QUEUED", "SCHEDULING", "DEPLOYING", "CONFIGURING", "RUNNING", "DEGRADED", "FAILED", "DESTROYING", "DESTROYED"];
+export const clusterStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterState"]> = ["PENDING", "QUEUED", "SCHEDULING", "DEPLOYING", "CONFIGURING", "RUNNING", "DEGRADED", "RESIZING", "STOPPING", "STOPPED", "FAILED", "DESTROYING", "DESTROYED"];
+export const datasetViewStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DatasetView"]["state"]> = ["KEPT", "ATTACHED", "RELEASED", "RECLAIMED"];
 export const diskClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskClass"]> = ["hdd", "ssd", "nvme"];
 export const diskStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskState"]> = ["free", "allocated", "wiping", "failed", "retired"];
 export const execKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExecKind"]> = ["exec", "terminal"];
