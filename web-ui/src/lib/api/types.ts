@@ -19,6 +19,8 @@ export type MetricSeries = Schemas['MetricSeries'];
 /** Every cluster state the API documents (a newer server may send others: show them as they are). */
 export const CLUSTER_STATES: readonly ClusterState[] = clusterStateValues;
 
+export type Dataset = Schemas['DatasetView'];
+
 // --- jobs
 export type Job = Schemas['Job'];
 export type JobState = Job['state'];

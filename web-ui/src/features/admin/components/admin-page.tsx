@@ -4,6 +4,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { ClusterListPage } from '@/features/clusters/components/cluster-list-page';
+import { DatasetList } from '@/features/datasets/components/dataset-list';
 import { QuotaAdmin } from '@/features/quotas/components/quota-admin';
 
 import { getIpPools, getNodes } from '../api/inventory';
@@ -64,6 +65,8 @@ export function AdminPage() {
       )}
       <h2>Quotas</h2>
       <QuotaAdmin />
+      <h2>Datasets</h2>
+      <DatasetList username="" everyone />
       <h2>All clusters</h2>
       <ClusterListPage everyone />
     </section>

@@ -1,5 +1,5 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-import type { Cluster, ClusterMetrics, ClusterPage, Job } from '@/lib/api/types';
+import type { Cluster, ClusterMetrics, ClusterPage, Job, Plan } from '@/lib/api/types';
 
 import { clusterPath, type ClusterAddress } from '../lib/cluster';
 
@@ -26,8 +26,34 @@ export function getCluster(address: ClusterAddress): Promise<Cluster> {
   return apiRequest<Cluster>(clusterPath(address));
 }
 
-export function deleteCluster(address: ClusterAddress): Promise<Cluster> {
-  return apiRequest<Cluster>(clusterPath(address), jsonBody('DELETE'));
+/** Destroy a cluster; `keep` keeps its members' disks, data and all, as a dataset of yours (named
+ * `keep.dataset`, else the cluster's id). */
+export function deleteCluster(address: ClusterAddress, keep?: { dataset?: string }): Promise<Cluster> {
+  const params = new URLSearchParams();
+  if (keep) params.set('keep_disks', 'true');
+  if (keep?.dataset) params.set('dataset', keep.dataset);
+  const text = params.toString();
+  return apiRequest<Cluster>(`${clusterPath(address)}${text ? `?${text}` : ''}`, jsonBody('DELETE'));
+}
+
+/** Stop a running cluster: its containers stop, its disks (with their data) and floating IPs are kept. */
+export function stopCluster(address: ClusterAddress): Promise<Cluster> {
+  return apiRequest<Cluster>(`${clusterPath(address)}/stop`, jsonBody('POST'));
+}
+
+/** Start a stopped cluster again on its kept disks, with its floating IPs. */
+export function startCluster(address: ClusterAddress): Promise<Cluster> {
+  return apiRequest<Cluster>(`${clusterPath(address)}/start`, jsonBody('POST'));
+}
+
+/** Change how many members of each role the running cluster has. */
+export function resizeCluster(address: ClusterAddress, roles: Record<string, number>): Promise<Cluster> {
+  return apiRequest<Cluster>(`${clusterPath(address)}/resize`, jsonBody('POST', { roles }));
+}
+
+/** Where the members a resize adds would go, or why they cannot (nothing is held). */
+export function planResize(address: ClusterAddress, roles: Record<string, number>): Promise<Plan> {
+  return apiRequest<Plan>(`${clusterPath(address)}/resize/plan`, jsonBody('POST', { roles }));
 }
 
 export function listJobs(address: ClusterAddress): Promise<Job[]> {

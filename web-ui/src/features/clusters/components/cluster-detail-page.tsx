@@ -1,15 +1,13 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
-import type { Cluster } from '@/lib/api/types';
 
-import { deleteCluster } from '../api/clusters';
-import { clusterQueryKey, useLiveCluster } from '../hooks/use-live-cluster';
+import { useLiveCluster } from '../hooks/use-live-cluster';
 import { clusterPath, type ClusterAddress } from '../lib/cluster';
 import { canOpenTerminal } from '../lib/terminal';
+import { ClusterActions } from './cluster-actions';
 import { EventTimeline } from './event-timeline';
 import { JobList } from './job-list';
 import { MemberCharts } from './member-charts';
@@ -18,7 +16,8 @@ import { MemberTable } from './member-table';
 import { StateBadge } from './state-badge';
 import { TerminalPanel } from './terminal-panel';
 
-/** One cluster, live: state, members (node, IP, DNS, disks, links), the timeline, and Delete. */
+/** One cluster, live: state, members (node, IP, DNS, disks, links), the timeline, and what the owner
+ * can do with it: stop, start, resize, delete (keeping its disks or not). */
 export function ClusterDetailPage() {
   const { owner = '', product = '', version = '', id = '' } = useParams();
   const address = { owner, product, version, id };
@@ -27,18 +26,10 @@ export function ClusterDetailPage() {
 }
 
 function LiveClusterPage({ address }: { address: ClusterAddress }) {
-  const queryClient = useQueryClient();
-  const [confirming, setConfirming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const [terminal, setTerminal] = useState<string | null>(null); // the member whose terminal is open
-  const remove = useMutation({
-    mutationFn: () => deleteCluster(address),
-    onSuccess: (updated) => {
-      setConfirming(false);
-      queryClient.setQueryData<Cluster>(clusterQueryKey(address), updated);
-    },
-  });
   // Refreshed by the cluster's event stream alone; after a delete, followed until DESTROYED.
-  const { cluster, events, streamError, settled } = useLiveCluster(address, remove.isSuccess);
+  const { cluster, events, streamError, settled } = useLiveCluster(address, deleting);
 
   if (cluster.isPending) return <LoadingState label="Loading the cluster…" />;
   if (cluster.isError) return <ErrorAlert title="Could not load the cluster" error={cluster.error} />;
@@ -62,26 +53,7 @@ function LiveClusterPage({ address }: { address: ClusterAddress }) {
       {terminal && canOpenTerminal(c.state, c.members.find((m) => m.member_id === terminal) ?? {}) && (
         <TerminalPanel address={address} member={terminal} onClose={() => setTerminal(null)} />
       )}
-      {c.state !== 'DESTROYED' && c.state !== 'DESTROYING' && (
-        <div className="form__actions">
-          {!confirming ? (
-            <button type="button" className="button button--danger" onClick={() => setConfirming(true)}>
-              Delete cluster
-            </button>
-          ) : (
-            <div role="alertdialog" aria-label="confirm delete" className="alert alert--warning">
-              <p>Delete {c.id}? Its containers stop, its disks are wiped and its IPs freed.</p>
-              <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
-                Yes, delete it
-              </button>
-              <button type="button" className="button" onClick={() => setConfirming(false)}>
-                Cancel
-              </button>
-            </div>
-          )}
-        </div>
-      )}
-      {remove.isError && <ErrorAlert title="The delete was refused" error={remove.error} />}
+      <ClusterActions cluster={c} address={address} onDeleted={() => setDeleting(true)} />
       {c.state !== 'DESTROYED' && (
         <>
           <h2>Members over time</h2>

@@ -7,6 +7,7 @@ import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
 import { paths } from '@/config/paths';
 import { useMe } from '@/features/auth/hooks/use-me';
+import { DatasetList } from '@/features/datasets/components/dataset-list';
 import { QuotaPanel } from '@/features/quotas/components/quota-panel';
 import { CLUSTER_STATES } from '@/lib/api/types';
 
@@ -62,6 +63,12 @@ export function ClusterListPage({ everyone = false }: { everyone?: boolean }) {
         <button type="button" className="button" onClick={() => setFilters({ ...filters, pageToken: clusters.data.next_page_token ?? undefined })}>
           Next page
         </button>
+      )}
+      {!everyone && (
+        <>
+          <h2>My datasets</h2>
+          <DatasetList username={username} />
+        </>
       )}
     </section>
   );

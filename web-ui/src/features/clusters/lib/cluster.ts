@@ -9,7 +9,7 @@ export function clusterPath(c: ClusterAddress): string {
 }
 
 /** States after which a cluster changes only when someone acts; its event stream ends there. */
-export const SETTLED_STATES: ReadonlySet<string> = new Set<ClusterState>(['RUNNING', 'FAILED', 'DESTROYED']);
+export const SETTLED_STATES: ReadonlySet<string> = new Set<ClusterState>(['RUNNING', 'STOPPED', 'FAILED', 'DESTROYED']);
 
 /** Whether a page showing a cluster in `state` has nothing more to wait for. Once a delete was
  * accepted only DESTROYED is (a deleted cluster may still read RUNNING for a moment). Any other
@@ -22,4 +22,11 @@ export function isSettled(state: string | undefined, deleting = false): boolean 
 /** A timestamp of the API as a Date: RFC 3339 (`…Z`); one without a zone is UTC. */
 export function parseTimestamp(text: string): Date {
   return new Date(/(Z|[+-]\d\d:?\d\d)$/i.test(text) ? text : `${text}Z`);
+}
+
+/** How many members of each role a cluster has now (its members are named <cluster>-<role>-<index>). */
+export function roleCounts(c: Pick<Cluster, 'members'>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const m of c.members ?? []) counts[m.role] = (counts[m.role] ?? 0) + 1;
+  return counts;
 }
