@@ -439,7 +439,7 @@ class ClusterView(Model):
 
 
 DATASET_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
-DatasetState = Literal["KEPT", "ATTACHED", "RELEASED", "RECLAIMED"]
+DatasetState = Literal["KEEPING", "KEPT", "ATTACHED", "RELEASED", "RECLAIMED"]
 
 
 class DatasetDisk(Model):
@@ -468,8 +468,9 @@ class DatasetView(Model):
     product: str
     version: str
     source_cluster: str = Field(description="the cluster whose delete kept them")
-    state: DatasetState = Field(description="KEPT: held for you (counts against your disk quota); ATTACHED: "
-                                "a cluster of yours uses them; RELEASED/RECLAIMED: wiped")
+    state: DatasetState = Field(description="KEEPING: a deleted cluster's disks are being handed to it; KEPT: "
+                                "held for you (counts against your disk quota); ATTACHED: a cluster of yours "
+                                "uses them; RELEASED/RECLAIMED: wiped")
     attached_to: str | None = Field(description="the cluster using them (ATTACHED)")
     disks: dict[str, int] = Field(description="whole disks per class")
     size_bytes: int

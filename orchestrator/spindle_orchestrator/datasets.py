@@ -11,9 +11,10 @@ disks: the member is placed on their node and takes them over (``DiskPin``). A c
 dataset is a named thing of its owner that clusters come and go on. A failed cluster that attached
 one hands its disks back too, so a failed launch loses no data.
 
-States: KEPT (held, counted against the owner's disk quota) → ATTACHED (to a cluster: its disks
-are the cluster's, counted with it) → KEPT again, RELEASED (wiped with its cluster) or RECLAIMED
-(wiped on its owner's or an admin's request)."""
+States: KEEPING (made by a delete with ``keep_disks``, recorded before any disk moves, so a crash
+mid-way resumes) → KEPT (held, counted against the owner's disk quota) → ATTACHED (to a cluster: its
+disks are the cluster's, counted with it) → KEEPING/KEPT again, RELEASED (wiped with its cluster) or
+RECLAIMED (wiped on its owner's or an admin's request)."""
 import uuid
 from collections.abc import Iterable
 from typing import Any, cast
@@ -26,8 +27,8 @@ from spindle_common.contracts import DISK_CLASSES, DatasetPart, DatasetState, Da
 from spindle_common.errors import ApiError
 from spindle_orchestrator.models import Cluster, Dataset, Member
 
-KEPT, ATTACHED, RELEASED, RECLAIMED = "KEPT", "ATTACHED", "RELEASED", "RECLAIMED"
-LIVE = (KEPT, ATTACHED)
+KEEPING, KEPT, ATTACHED, RELEASED, RECLAIMED = "KEEPING", "KEPT", "ATTACHED", "RELEASED", "RECLAIMED"
+LIVE = (KEEPING, KEPT, ATTACHED)
 
 
 def new_dataset_id() -> str:
@@ -85,8 +86,32 @@ def check_attachable(session: Session, owner_id: str, name: str, product: str,
     return dataset
 
 
-def attach(dataset: Dataset, cluster_id: str) -> None:
-    dataset.state, dataset.attached_to = ATTACHED, cluster_id
+def reserve(session: Session, cluster: Cluster, name: str | None) -> Dataset:
+    """The dataset a delete with ``keep_disks`` keeps the cluster's disks in, recorded before any of
+    them moves: the one the cluster attached (``name`` must be None or its name), or a new one named
+    ``name`` (default: the cluster's id), KEEPING. 409 DATASET_EXISTS for a name the owner has, 422
+    for a name other than the attached dataset's."""
+    attached = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+    if attached is not None and attached.attached_to == cluster.id:
+        if name not in (None, attached.name):
+            raise ApiError(422, "INVALID_OPTIONS", f"the cluster's disks go back to the dataset it attached, "
+                           f"{attached.name!r}", {"dataset": attached.name})
+        return attached
+    name = name or cluster.id
+    if live_named(session, cluster.owner_id or "", name) is not None:
+        raise ApiError(409, "DATASET_EXISTS", f"you have a dataset {name!r} already", {"dataset": name})
+    dataset = Dataset(id=new_dataset_id(), name=name, owner=cluster.owner, owner_id=cluster.owner_id or "",
+                      product=cluster.product, version=cluster.version, source_cluster=cluster.id, state=KEEPING,
+                      attached_to=cluster.id, members=[])
+    session.add(dataset)
+    cluster.dataset_id = dataset.id
+    return dataset
+
+
+def keeping(session: Session, cluster: Cluster) -> bool:
+    """Whether the cluster's disks are still to go into its dataset (KEEPING, or ATTACHED to it)."""
+    dataset = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+    return dataset is not None and dataset.attached_to == cluster.id and dataset.state in (KEEPING, ATTACHED)
 
 
 def pins(dataset: Dataset) -> dict[tuple[str, int], DiskPin]:
@@ -96,21 +121,10 @@ def pins(dataset: Dataset) -> dict[tuple[str, int], DiskPin]:
             for p in dataset.members}
 
 
-def keep(session: Session, cluster: Cluster, members: list[Member], moved: dict[str, list[dict[str, Any]]],
-         dataset_id: str) -> Dataset:
-    """After the scheduler handed the ``members``' kept disks to the parts of dataset ``dataset_id``
-    (``moved``: part owner → disks): that dataset — the one the cluster attached, KEPT again with
-    those parts replaced — or a new one with that id, named ``keep_as`` (else the cluster's id; a
-    name taken meanwhile gets the cluster's id after it)."""
-    dataset = session.get(Dataset, dataset_id)
-    if dataset is None:
-        name = cluster.keep_as or cluster.id
-        if live_named(session, cluster.owner_id or "", name) is not None:
-            name = f"{name[:52]}-{cluster.id}"
-        dataset = Dataset(id=dataset_id, name=name, owner=cluster.owner, owner_id=cluster.owner_id or "",
-                          product=cluster.product, version=cluster.version, source_cluster=cluster.id, members=[])
-        session.add(dataset)
-        session.flush()
+def keep(dataset: Dataset, members: list[Member], moved: dict[str, list[dict[str, Any]]]) -> None:
+    """After the scheduler handed the ``members``' kept disks to the dataset's parts (``moved``: part
+    owner → the disks it holds now): those parts recorded, in each member's /data/N order, and the
+    dataset KEPT (a part no member took over stays as it was)."""
     parts = {_key(p): p for p in dataset.members}
     for member in members:
         held = {d["mount_point"]: d for d in moved.get(part_owner(dataset.id, member.role, member.index), [])}
@@ -124,7 +138,6 @@ def keep(session: Session, cluster: Cluster, members: list[Member], moved: dict[
             "disks": [{k: held[m][k] for k in ("id", "mount_point", "disk_class", "size_bytes")} for m in ordered]}
     dataset.members = [parts[k] for k in sorted(parts)]
     dataset.state, dataset.attached_to = KEPT, None
-    return dataset
 
 
 def end_attachment(session: Session, cluster: Cluster, disks: DiskClient) -> Dataset | None:

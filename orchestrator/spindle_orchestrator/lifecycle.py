@@ -83,12 +83,14 @@ class LaunchFailed(Exception):
         self.code, self.message = code, message
 
 
-def desired_of(cluster: Cluster, manifest: dict | None = None) -> Desired:
+def desired_of(cluster: Cluster, manifest: dict | None = None, keeping: bool = False) -> Desired:
     """The cluster as the reconcile core takes it; ``manifest``: its product's (the counts it should
-    have come from its options and the manifest's defaults), None when the catalog lacks it."""
+    have come from its options and the manifest's defaults), None when the catalog lacks it;
+    ``keeping``: its disks are still to go into its dataset (``datasets.keeping``)."""
     # A failed cluster that attached a dataset hands its disks back to it: a failed launch loses no data.
     keep = cluster.keep_disks or (cluster.state == S.FAILED and cluster.dataset_id is not None)
     return Desired(
+        keep_pending=keep and keeping,
         cluster_id=cluster.id, state=S(cluster.state), delete_requested=cluster.delete_requested,
         deadline=as_utc(cluster.deadline) if cluster.deadline else None, cleaned_up=cluster.cleaned_up,
         wait_for_resources=bool(cluster.options.get("wait_for_resources")),
@@ -127,7 +129,7 @@ class Lifecycle:
             cluster = session.scalar(select(Cluster).where(Cluster.id == cluster_id).with_for_update(skip_locked=True))
             if cluster is None:
                 return False  # another worker holds it
-            desired = desired_of(cluster, self._manifest_or_none(cluster))
+            desired = desired_of(cluster, self._manifest_or_none(cluster), datasets.keeping(session, cluster))
             observed = self.observe(session, cluster, desired)
             actions = reconcile(desired, observed, utcnow(), self.timeouts)
             if any(isinstance(a, Launch) for a in actions):
@@ -410,16 +412,16 @@ class Lifecycle:
             record_event(session, cluster.id, "member", "RECONFIGURED", message, row.member_id)
 
     def _keep_disks(self, session: Session, cluster: Cluster) -> None:
-        """The ended members' kept disks to the owner's dataset (the one the cluster attached, or a new
-        one), in one scheduler call; recorded in the timeline."""
-        target = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
-        dataset_id = target.id if target is not None and target.attached_to == cluster.id else datasets.new_dataset_id()
+        """The ended members' kept disks to the cluster's dataset (recorded before, KEEPING or ATTACHED),
+        in one scheduler call (a repeat after a crash moves nothing more and answers the same disks);
+        the dataset KEPT; the timeline says so."""
+        dataset = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
+        if dataset is None:  # not reachable: a keeping cluster has its dataset recorded first
+            raise LaunchFailed("DATASET_MISSING", f"cluster {cluster.id} keeps its disks but has no dataset")
         members = [m for m in cluster.members if m.disks]
-        moved = self.scheduler.hand_over(cluster.id, {m.member_id: datasets.part_owner(dataset_id, m.role, m.index)
-                                                      for m in members})
-        if target is None or target.id != dataset_id:
-            cluster.dataset_id = dataset_id  # the dataset keep() makes gets this id
-        dataset = datasets.keep(session, cluster, members, moved, dataset_id)
+        moved = self.scheduler.hand_over(cluster.id, {m.member_id: datasets.part_owner(dataset.id, m.role, m.index)
+                                                      for m in members}) if members else {}
+        datasets.keep(dataset, members, moved)
         record_event(session, cluster.id, "dataset", "KEPT", f"disks of {len(members)} members kept as dataset "
                      f"{dataset.name!r} ({dataset.id})")
 

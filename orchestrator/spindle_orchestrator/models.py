@@ -37,10 +37,10 @@ class Cluster(Base):
     delete_requested: Mapped[bool] = mapped_column(default=False)
     # The owner wants it stopped (containers gone, disks and IPs kept); a start clears it.
     stop_requested: Mapped[bool] = mapped_column(default=False)
-    # The delete keeps the members' disks as a dataset of the owner named ``keep_as`` (else the id).
+    # The delete keeps the members' disks as a dataset of the owner (``dataset_id``).
     keep_disks: Mapped[bool] = mapped_column(default=False)
-    keep_as: Mapped[str | None] = mapped_column(String(64))
-    # The dataset attached at launch (its disks taken over by the members of the same role and index).
+    # The dataset its members' disks belong to: attached at launch (its disks taken over by the members
+    # of the same role and index), or made by a delete with ``keep_disks`` (KEEPING until they are in).
     dataset_id: Mapped[str | None] = mapped_column(String(32))
     # The data-plane secret (hex) given to this cluster's members and jobs' drivers only (env
     # SPINDLE_CLUSTER_SECRET): never in a view, an event or a log (docs/ARCHITECTURE.md).
@@ -134,7 +134,7 @@ class Dataset(Base):
 
     __tablename__ = "datasets"
     __table_args__ = (Index("uq_datasets_owner_name_live", "owner_id", "name", unique=True,
-                            postgresql_where=text("state IN ('KEPT', 'ATTACHED')")),)
+                            postgresql_where=text("state IN ('KEEPING', 'KEPT', 'ATTACHED')")),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     name: Mapped[str] = mapped_column(String(64))
@@ -143,8 +143,9 @@ class Dataset(Base):
     product: Mapped[str] = mapped_column(String(64))
     version: Mapped[str] = mapped_column(String(32))
     source_cluster: Mapped[str] = mapped_column(String(32))
-    # KEPT (holds its disks) | ATTACHED (a cluster's members take them over) | RELEASED (wiped with that
-    # cluster) | RECLAIMED (wiped on its owner's or an admin's request)
+    # KEEPING (a deleted cluster's disks are being handed to it) | KEPT (holds its disks) | ATTACHED (a
+    # cluster's members take them over) | RELEASED (wiped with that cluster) | RECLAIMED (wiped on its
+    # owner's or an admin's request)
     state: Mapped[str] = mapped_column(String(16), index=True)
     attached_to: Mapped[str | None] = mapped_column(String(32))
     members: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

@@ -74,6 +74,7 @@ class Desired:
     counts: dict[str, int] | None = None
     keep_disks: bool = False  # its end keeps the members' disks as a dataset (a delete asked it, or a
     # failed cluster hands a dataset's disks back)
+    keep_pending: bool = False  # its dataset does not hold them yet (it is KEEPING, or still ATTACHED)
 
 
 @dataclass(frozen=True)
@@ -438,9 +439,10 @@ def _give_back(desired: Desired, observed: Observed, plan: _Plan, state: Cluster
     if not _end_tasks(desired, observed, plan, keep_disks=desired.keep_disks):
         return
     kept = ", ".join(sorted(t.member_id for t in (observed.tasks or {}).values() if t.disks_kept))
-    if kept:  # disks the members kept: to the owner's dataset, or released now like the others'
-        plan.actions.append(KeepDisks(f"members {kept} keep their disks as a dataset") if desired.keep_disks
-                            else Kill(f"members {kept} release the disks they kept"))
+    if desired.keep_disks and (kept or desired.keep_pending):  # to the owner's dataset
+        plan.actions.append(KeepDisks(f"members {kept or 'none'} keep their disks as a dataset"))
+    elif kept:  # disks stopped members kept: released now like the others'
+        plan.actions.append(Kill(f"members {kept} release the disks they kept"))
     plan.actions.append(ReleaseIps("every task has ended"))
     if state == S.DESTROYING:
         plan.to(S.DESTROYED, "every container removed, disks wiped, IPs freed")

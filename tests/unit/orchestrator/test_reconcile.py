@@ -50,9 +50,10 @@ def tasks(*views):
 
 
 def cluster(state, *members, deadline=None, delete=False, cleaned=False, wait=False, stop=False, keep=False,
-            counts=None):
+            counts=None, pending=False):
     return Desired(cluster_id="c1", state=state, members=tuple(members), delete_requested=delete, deadline=deadline,
-                   cleaned_up=cleaned, wait_for_resources=wait, stop_requested=stop, keep_disks=keep, counts=counts)
+                   cleaned_up=cleaned, wait_for_resources=wait, stop_requested=stop, keep_disks=keep, counts=counts,
+                   keep_pending=pending)
 
 
 def summary(actions):
@@ -274,7 +275,15 @@ TABLE = [
     ("destroying keeping disks, a member kept none: nothing to keep", cluster(S.DESTROYING, member(), keep=True),
      Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True))),
      [("RecordMember", "m0"), ("ReleaseIps",), ("to", "DESTROYED")]),
+    ("destroying keeping disks, handed over before a crash: the dataset recorded again, then destroyed",
+     cluster(S.DESTROYING, member(state=M.TASK_KILLED), keep=True, pending=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True))),
+     [("KeepDisks",), ("ReleaseIps",), ("to", "DESTROYED")]),
     # --- FAILED -------------------------------------------------------------------------------------------
+    ("failed before its dataset's disks were taken over: the dataset is kept again",
+     cluster(S.FAILED, member(state=M.PENDING), keep=True, pending=True),
+     Observed(tasks=tasks(task(state=M.TASK_KILLED, kill_requested=True))),
+     [("RecordMember", "m0"), ("KeepDisks",), ("ReleaseIps",), ("MarkCleanedUp",)]),
     ("failed with a dataset: killed keeping disks", cluster(S.FAILED, member(), keep=True),
      Observed(tasks=tasks(task())), [("Stop",)]),
     ("failed with a dataset, ended: disks back to it, then cleaned", cluster(S.FAILED, member(state=M.TASK_KILLED),

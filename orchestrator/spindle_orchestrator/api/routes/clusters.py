@@ -19,7 +19,6 @@ from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import bindings, clusters, datasets, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
 from spindle_orchestrator.api.routes.quotas import QuotasDep
-from spindle_orchestrator.models import Dataset
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -88,14 +87,8 @@ def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, keep_
     if cluster.state == ClusterState.DESTROYED or cluster.delete_requested:
         return cluster_view(cluster)
     if keep_disks:
-        attached = session.get(Dataset, cluster.dataset_id) if cluster.dataset_id else None
-        if attached is not None and attached.attached_to == cluster.id:
-            if dataset not in (None, attached.name):
-                raise ApiError(422, "INVALID_OPTIONS", f"the cluster's disks go back to the dataset it attached, "
-                               f"{attached.name!r}", {"dataset": attached.name})
-        elif dataset is not None and datasets.live_named(session, cluster.owner_id or "", dataset) is not None:
-            raise ApiError(409, "DATASET_EXISTS", f"you have a dataset {dataset!r} already", {"dataset": dataset})
-        cluster.keep_disks, cluster.keep_as = True, dataset
+        datasets.reserve(session, cluster, dataset)
+        cluster.keep_disks = True
     cluster.delete_requested = True
     clusters.record_event(session, cluster.id, "cluster", "DELETE_REQUESTED", "deletion requested"
                           + (", keeping the members' disks as a dataset" if keep_disks else ""))

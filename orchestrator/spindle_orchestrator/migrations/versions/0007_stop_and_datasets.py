@@ -19,7 +19,6 @@ def upgrade() -> None:
                   schema=S)
     op.add_column("clusters", sa.Column("keep_disks", sa.Boolean, nullable=False, server_default=sa.false()),
                   schema=S)
-    op.add_column("clusters", sa.Column("keep_as", sa.String(64), nullable=True), schema=S)
     op.add_column("clusters", sa.Column("dataset_id", sa.String(32), nullable=True), schema=S)
     op.create_table(
         "datasets",
@@ -37,12 +36,12 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime, server_default=sa.func.now(), nullable=False),
         schema=S,
     )
-    # A name means one dataset of its owner while it holds disks (kept, or attached to a cluster).
+    # A name means one dataset of its owner while it holds disks (kept, being kept, or attached).
     op.create_index("uq_datasets_owner_name_live", "datasets", ["owner_id", "name"], unique=True, schema=S,
-                    postgresql_where=sa.text("state IN ('KEPT', 'ATTACHED')"))
+                    postgresql_where=sa.text("state IN ('KEEPING', 'KEPT', 'ATTACHED')"))
 
 
 def downgrade() -> None:
     op.drop_table("datasets", schema=S)
-    for column in ("dataset_id", "keep_as", "keep_disks", "stop_requested"):
+    for column in ("dataset_id", "keep_disks", "stop_requested"):
         op.drop_column("clusters", column, schema=S)
