@@ -124,7 +124,8 @@ class Lifecycle:
 
     # --- one round for one cluster --------------------------------------------------------------
     def advance(self, cluster_id: str) -> bool:
-        """One reconcile round; True when it moved the cluster to another state (worth another round)."""
+        """One reconcile round; True when it moved the cluster to another state or changed its members
+        (worth another round)."""
         with self.sessions.begin() as session:
             cluster = session.scalar(select(Cluster).where(Cluster.id == cluster_id).with_for_update(skip_locked=True))
             if cluster is None:
@@ -140,7 +141,8 @@ class Lifecycle:
                                         self.timeouts)
             for action in actions:
                 self.apply(session, cluster, action)
-            return any(isinstance(a, Transition) for a in actions)
+            # A changed state, or members added or dropped: the next round has something new to decide.
+            return any(isinstance(a, (Transition, AddMembers, ForgetMembers)) for a in actions)
 
     def _manifest_or_none(self, cluster: Cluster) -> dict | None:
         try:
