@@ -13,9 +13,10 @@ test: up lint
 	cd web-ui && npm test && npm run e2e
 
 # The storage products' end-to-end tests (Kafka, Cassandra, YARN TeraSort, JupyterLab, Spark and the
-# engine on HDFS): minutes each on 2 cores, so beside `make test` (CI's 60 minutes), not in it.
+# engine on HDFS) and the other multi-minute ones (marked slow: Spark resized while a job runs, Spark
+# and the engine across three simulated nodes): beside `make test` (CI's 60 minutes), not in it.
 test-products: up
-	.venv/bin/pytest -m products
+	.venv/bin/pytest -m "products or slow"
 	cd web-ui && npm run e2e:products
 
 lint:

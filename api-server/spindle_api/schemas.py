@@ -122,6 +122,8 @@ class RoleManifest(Model):
                                           "launched again on fresh disks with the same floating IP")
     env: dict[str, str] | None = None
     files: dict[str, str] | None = None
+    reload: list[str] | None = Field(default=None, description="run in a running member after a resize put its "
+                                     "re-rendered files in (its new peers)")
     security: SecuritySpec | None = Field(default=None, description="the member's container hardening")
 
 

@@ -72,6 +72,7 @@ class CreatedUser(ApiModel):
 
 
 class State(StrEnum):
+    KEEPING = 'KEEPING'
     KEPT = 'KEPT'
     ATTACHED = 'ATTACHED'
     RELEASED = 'RELEASED'
@@ -1065,7 +1066,7 @@ class DatasetView(ApiModel):
     state: Annotated[
         State,
         Field(
-            description='KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped',
+            description="KEEPING: a deleted cluster's disks are being handed to it; KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped",
             title='State',
         ),
     ]
@@ -1198,6 +1199,13 @@ class RoleManifest(ApiModel):
     health: RoleHealth | None = None
     mem_mb: Annotated[int, Field(ge=16, title='Mem Mb')]
     ports: Annotated[list[PortSpec] | None, Field(title='Ports')] = None
+    reload: Annotated[
+        list[str] | None,
+        Field(
+            description='run in a running member after a resize put its re-rendered files in (its new peers)',
+            title='Reload',
+        ),
+    ] = None
     restart: Annotated[
         RestartPolicy | None,
         Field(

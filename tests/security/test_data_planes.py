@@ -256,7 +256,7 @@ def test_spark_master_refuses_a_driver_without_the_secret(clusters):
     stranger = result["stranger_output"]
     assert result["stranger_exit"] not in (0, None), stranger
     assert "STRANGER COUNT" not in stranger
-    assert "Failed to connect to master" in stranger and "All masters are unresponsive" in stranger, stranger
+    assert "Failed to connect to master" in stranger, stranger  # refused (then stopped: Spark retries for a minute)
     assert "tenant" in apps and "stranger" not in apps, apps
     master_log = container_of(master).logs().decode(errors="replace")
     assert "Registering app tenant" in master_log and "Registering app stranger" not in master_log

@@ -142,3 +142,18 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
                 sh("deploy/node", "remove", node)
         sh("deploy/restart", "orchestrator")
         deploy_lib("start_mesos_agent")
+
+
+def all_disks_free(token: str, nodes: tuple[str, ...]) -> bool:
+    """Every disk of these nodes wiped and free (a previous test's are wiped in the background)."""
+    return all(d["state"] == "free" for n in nodes for d in node_disks(token, n))
+
+
+def job_task_node(job: dict) -> str:
+    """The node whose Mesos agent ran the job's driver (a Mesos task named for the job)."""
+    tasks = mesos_operator("GET_TASKS")["get_tasks"]
+    [task] = [t for group in ("tasks", "completed_tasks") for t in tasks.get(group, [])
+              if t["name"] == f"job-{job['id']}"]
+    [hostname] = [a["agent_info"]["hostname"] for a in mesos_operator("GET_AGENTS")["get_agents"]["agents"]
+                  if a["agent_info"]["id"]["value"] == task["agent_id"]["value"]]
+    return hostname

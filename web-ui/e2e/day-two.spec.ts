@@ -29,8 +29,10 @@ test('a cluster is resized with a preview, stopped and started again, and delete
   await expect(page.getByRole('status', { name: 'placement preview' })).toContainText(`${cluster.id}-server-2`);
   await page.screenshot({ path: `${SHOTS}/resize-preview.png`, fullPage: true });
   await page.getByRole('button', { name: 'Resize' }).click();
+  // The new member is listed once it is added (RESIZING); the cluster is RUNNING once it runs.
+  await expect(page.getByRole('table', { name: 'members' })).toContainText(`${cluster.id}-server-2`, { timeout: 60_000 });
   await expect(state).toHaveText('RUNNING', { timeout: 300_000 });
-  await expect(page.getByRole('table', { name: 'members' })).toContainText(`${cluster.id}-server-2`);
+  await expect(page.getByRole('table', { name: 'members' })).not.toContainText('PENDING');
 
   await page.getByRole('button', { name: 'Stop cluster' }).click();
   await expect(state).toHaveText('STOPPED', { timeout: 300_000 });

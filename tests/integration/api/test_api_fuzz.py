@@ -37,7 +37,7 @@ from spindle_orchestrator.main import build_app as build_orchestrator
 from tests.support.live_server import serve
 
 # Bounds: examples per operation and phase, steps of a stateful scenario, seconds per identity.
-MAX_EXAMPLES = 20
+MAX_EXAMPLES = 12
 # As a user, admin operations only answer 403, and without a token everything is a 401: a few
 # examples show those are documented (with the envelope) everywhere.
 USER_ADMIN_EXAMPLES = 2

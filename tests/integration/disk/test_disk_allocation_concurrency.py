@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 
 from tests.support.race import race
 
-ROUNDS = 8
+ROUNDS = 4
 CLIENTS = 50
 
 

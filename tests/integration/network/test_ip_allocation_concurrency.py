@@ -1,5 +1,5 @@
 """Exclusive floating IPs under contention, real PostgreSQL over real HTTP: 50 parallel requests
-(each its own connection) for the last 10 free IPs — exactly 10 win, no IP twice; 20 rounds."""
+(each its own connection) for the last 10 free IPs — exactly 10 win, no IP twice; 6 rounds."""
 from collections import Counter
 
 import httpx
@@ -7,7 +7,7 @@ import httpx
 from tests.integration.network.conftest import ADMIN, SERVICE
 from tests.support.race import race
 
-ROUNDS = 20
+ROUNDS = 6
 CLIENTS = 50
 
 

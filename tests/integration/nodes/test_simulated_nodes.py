@@ -7,7 +7,6 @@ the `fabric` pool, as on a platform whose members run on other machines; both ar
 """
 import json
 import time
-from collections import Counter
 from collections.abc import Iterator
 
 import docker
@@ -16,20 +15,11 @@ import pytest
 
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.internal import internal_headers
-from tests.support.jobs import (
-    CPP_WORDCOUNT,
-    JOBS,
-    assert_same_centroids,
-    expected_counts,
-    reference_centroids,
-    result_of,
-    wait_job,
-)
 from tests.support.live_users import live_user
-from tests.support.mesos_operator import mesos_operator
 from tests.support.nodes import (
     STATE_DIR,
     active,
+    all_disks_free,
     deploy_lib,
     member_page,
     node_disks,
@@ -42,14 +32,13 @@ from tests.support.nodes import (
 from tests.support.probes import probe, reached, url
 
 NODES = ("n1", "n2", "n3")
-LINES = 100_000
-KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
 pytestmark = pytest.mark.disruptive  # stops this machine's agent and restarts the orchestrator
 
 
 # Each node: 2 cpus and 6 GiB offered (shared by all three on this machine's cores and memory), two
-# hdds, and the images of static-web (and job drivers), Spark and the engine.
-IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0")
+# hdds, and the image of static-web (and its job drivers). Spark and the engine across these nodes:
+# test_products_on_nodes.py (make test-products: its images take minutes to pull onto three nodes).
+IMAGES = ("spindle/base:bookworm",)
 REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (deploy/lib/registry.sh)
 
 
@@ -57,16 +46,6 @@ REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (d
 def nodes(platform_env) -> Iterator[dict]:
     with simulated_nodes(NODES, cpus="2", mem_mb="6144", images=IMAGES):
         yield {"token": platform_env["SPINDLE_INTERNAL_TOKEN"]}
-
-
-def job_task_node(job: dict) -> str:
-    """The node whose Mesos agent ran the job's driver (a Mesos task named for the job)."""
-    tasks = mesos_operator("GET_TASKS")["get_tasks"]
-    [task] = [t for group in ("tasks", "completed_tasks") for t in tasks.get(group, [])
-              if t["name"] == f"job-{job['id']}"]
-    [hostname] = [a["agent_info"]["hostname"] for a in mesos_operator("GET_AGENTS")["get_agents"]["agents"]
-                  if a["agent_info"]["id"]["value"] == task["agent_id"]["value"]]
-    return hostname
 
 
 def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
@@ -175,7 +154,7 @@ def test_a_node_dies_its_member_moves_with_its_ip_and_the_node_comes_back_clean(
         for node in NODES:
             left = node_docker(node).containers.list(all=True, filters={"label": f"io.spindle.cluster={cluster['id']}"})
             assert left == [], (node, [c.name for c in left])
-        wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"]), 120)
+        wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"], NODES), 120)
 
 
 def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
@@ -278,64 +257,6 @@ def test_killing_the_master_then_restarting_an_agent_loses_no_member(nodes, data
         finally:
             user.delete(cluster)
             wait_settled(user, cluster, ("DESTROYED",), timeout=180)
-
-
-def all_disks_free(token: str) -> bool:
-    """Every node's disks wiped and free (a previous test's are wiped in the background)."""
-    return all(d["state"] == "free" for n in NODES for d in node_disks(token, n))
-
-
-def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url):
-    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"]), 120)
-    with live_user(database_url, "nodespark") as user:
-        # Workers of 1536 MB: 1024 MB for executors (the manifest keeps 512 for the worker's JVM; a
-        # job's executors take 768 MB). One per node: "spread" alone is a preference, which used the
-        # nodes whose offers had room at that moment (a node's offer gathered late once put all four
-        # on two nodes); anti-affinity with wait_for_resources waits for all three instead.
-        options = {"roles": {"worker": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
-                   "placement": {"strategy": "spread", "anti_affinity": ["worker"]}, "wait_for_resources": True}
-        wait_for("offers with room on every node", lambda: user.plan("spark", "3.5", options).placeable, 60)
-        cluster = wait_settled(user, user.launch("spark", "3.5", options), ("RUNNING", "FAILED"), timeout=600)
-        try:
-            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
-            workers = [m for m in cluster["members"] if m["role"] == "worker"]
-            assert len(workers) == 3 and {w["node"] for w in workers} == set(NODES), workers
-            job = wait_job(user, cluster, user.submit(cluster, JOBS / "spark_wordcount.py", args=[str(LINES)]))
-            assert Counter(result_of(job)["counts"]) == expected_counts(LINES)
-            assert job_task_node(job) in NODES, "the driver is a Mesos task on a node"
-        finally:
-            user.delete(cluster)
-            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
-
-
-def test_engine_executors_on_three_nodes_exchange_partitions_and_get_exact_results(nodes, database_url):
-    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"]), 120)
-    with live_user(database_url, "nodeengine") as user:
-        options = {"roles": {"executor": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
-                   "placement": {"anti_affinity": ["executor"]}}
-        # Launch once the scheduler's offers show every node's disks back: an offer rescinded for a
-        # disk that just became free while a launch used it drops the launch (TASK_DROPPED, not retried yet).
-        wait_for("offers with room on every node", lambda: user.plan("engine", "1.0", options).placeable, 60)
-        cluster = wait_settled(user, user.launch("engine", "1.0", options), ("RUNNING", "FAILED"), timeout=600)
-        try:
-            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
-            executors = [m for m in cluster["members"] if m["role"] == "executor"]
-            assert sorted(m["node"] for m in executors) == sorted(NODES), executors
-            job = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_wordcount.py", files=[CPP_WORDCOUNT],
-                                                      args=[str(LINES)]))
-            result = result_of(job)
-            assert Counter(result["counts"]) == expected_counts(LINES)
-            # Every executor member took part: each of the three (one per node) holds shuffle or
-            # spill files, and the reduce side fetched the others' over TCP across nodes.
-            assert result["hosts"] == sorted(m["ip"] for m in executors)
-            assert len({f.split(":", 1)[0] for f in result["files"]}) == 3, result["files"]
-            assert any("/fetch/" in f for f in result["files"]), result["files"]
-            kmeans = wait_job(user, cluster, user.submit(cluster, JOBS / "engine_kmeans.py", args=KMEANS_ARGS))
-            assert_same_centroids(result_of(kmeans)["centroids"], reference_centroids(KMEANS_ARGS))
-            assert job_task_node(job) in NODES and job_task_node(kmeans) in NODES
-        finally:
-            user.delete(cluster)
-            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
 
 
 def test_the_agent_resources_of_a_node_as_a_real_mesos_agent_would_take_them(nodes):

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from pyspark.sql import SparkSession
 
@@ -19,12 +20,22 @@ print("STRANGER COUNT", spark.sparkContext.parallelize(range(10), 2).count(), fl
 # Only what a plain PySpark needs: no SPINDLE_CLUSTER_SECRET, no SPARK_CONF_DIR, no gateway of ours.
 env = {k: os.environ[k] for k in ("PATH", "SPARK_HOME", "PYSPARK_PYTHON", "JAVA_HOME") if k in os.environ}
 env["HOME"] = "/tmp"
-try:
-    stranger = subprocess.run([sys.executable, "-c", STRANGER], env=env, capture_output=True, text=True,
-                              timeout=150)
-    stranger_exit, output = stranger.returncode, stranger.stdout + stranger.stderr
-except subprocess.TimeoutExpired as e:
-    stranger_exit, output = None, f"timed out: {e.stdout!r} {e.stderr!r}"
+# Its first attempt at the master is refused at once (the RPC's SASL handshake), but Spark then retries
+# for a minute before it gives up: once the refusal is in its output, it is stopped.
+REFUSED = "Failed to connect to master"
+stranger = subprocess.Popen([sys.executable, "-c", STRANGER], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+lines = []
+deadline = time.monotonic() + 150
+assert stranger.stdout is not None
+for line in stranger.stdout:
+    lines.append(line)
+    if REFUSED in line or "STRANGER COUNT" in line or time.monotonic() > deadline:
+        break
+if stranger.poll() is None:
+    stranger.kill()
+stranger_exit = stranger.wait()
+output = "".join(lines)
 
 # What the stranger's driver said about the master (the whole log is long: Java stack traces).
 notes = [line for line in output.splitlines()

@@ -4,6 +4,7 @@ bad input never reaches an internal service. No database or service is needed: t
 is a stand-in and every internal service URL is a closed loopback port (a request that got through
 would be a 503)."""
 from datetime import datetime
+from pathlib import Path
 
 import httpx
 import pytest
@@ -210,3 +211,14 @@ def test_an_internal_service_failing_is_a_502():
         client.request("GET", "/clusters")
     assert raised.value.status == 502 and raised.value.details == {"service": "orchestrator", "status": 500,
                                                                    "code": "INTERNAL"}
+
+
+def test_every_product_of_the_catalog_is_served_in_its_documented_shape(client):
+    """A manifest field the answer's model does not know would be a 500 on GET /products/{p}/{v}."""
+    listed = client.get("/products")
+    assert listed.status_code == 200, listed.text
+    products = listed.json()["products"]
+    assert len(products) == len(list((Path(__file__).parents[3] / "catalog").glob("*/*/manifest.json")))
+    for product in products:
+        answer = client.get(product["path"])
+        assert answer.status_code == 200, (product["path"], answer.text)

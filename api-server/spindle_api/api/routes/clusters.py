@@ -129,7 +129,8 @@ def delete_cluster(username: Username, product: Product, version: Version, clust
 
 @router.post("/{username}/{product}/{version}/{cluster_id}/stop", status_code=202, responses={
     **CLUSTER_ERRORS, **error_responses(409, descriptions={
-        409: "the cluster is not running: only a RUNNING or DEGRADED one can be stopped (CLUSTER_NOT_RUNNING)"})})
+        409: "the cluster is not running: only a RUNNING, DEGRADED or RESIZING one can be stopped "
+             "(CLUSTER_NOT_RUNNING)"})})
 def stop_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
                  orchestrator: OrchestratorDep) -> ClusterView:
     """Stop the cluster: its jobs and containers stop; its members keep their disks (data and all) and

@@ -98,7 +98,8 @@ def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, keep_
 
 
 # The states a cluster can be stopped in (a stop asked again while it stops or is stopped changes nothing).
-STOPPABLE = (ClusterState.RUNNING, ClusterState.DEGRADED, ClusterState.STOPPING, ClusterState.STOPPED)
+STOPPABLE = (ClusterState.RUNNING, ClusterState.DEGRADED, ClusterState.RESIZING, ClusterState.STOPPING,
+             ClusterState.STOPPED)
 
 
 @router.post("/{cluster_id}/stop", status_code=202, responses=error_responses(404, 409, descriptions={

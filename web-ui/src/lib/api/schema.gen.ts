@@ -1207,10 +1207,10 @@ export interface components {
             source_cluster: string;
             /**
              * State
-             * @description KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped
+             * @description KEEPING: a deleted cluster's disks are being handed to it; KEPT: held for you (counts against your disk quota); ATTACHED: a cluster of yours uses them; RELEASED/RECLAIMED: wiped
              * @enum {string}
              */
-            state: "KEPT" | "ATTACHED" | "RELEASED" | "RECLAIMED";
+            state: "KEEPING" | "KEPT" | "ATTACHED" | "RELEASED" | "RECLAIMED";
             /** Updated At */
             updated_at: string;
             /** Version */
@@ -2112,6 +2112,11 @@ export interface components {
             mem_mb: number;
             /** Ports */
             ports?: components["schemas"]["PortSpec"][] | null;
+            /**
+             * Reload
+             * @description run in a running member after a resize put its re-rendered files in (its new peers)
+             */
+            reload?: string[] | null;
             /** @description replace: a member that dies while running is launched again on fresh disks with the same floating IP */
             restart?: components["schemas"]["RestartPolicy"] | null;
             /** @description the member's container hardening */
@@ -5855,7 +5860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description the cluster is not running: only a RUNNING or DEGRADED one can be stopped (CLUSTER_NOT_RUNNING) */
+            /** @description the cluster is not running: only a RUNNING, DEGRADED or RESIZING one can be stopped (CLUSTER_NOT_RUNNING) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6654,7 +6659,7 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const clusterStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ClusterState"]> = ["PENDING", "QUEUED", "SCHEDULING", "DEPLOYING", "CONFIGURING", "RUNNING", "DEGRADED", "RESIZING", "STOPPING", "STOPPED", "FAILED", "DESTROYING", "DESTROYED"];
-export const datasetViewStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DatasetView"]["state"]> = ["KEPT", "ATTACHED", "RELEASED", "RECLAIMED"];
+export const datasetViewStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DatasetView"]["state"]> = ["KEEPING", "KEPT", "ATTACHED", "RELEASED", "RECLAIMED"];
 export const diskClassValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskClass"]> = ["hdd", "ssd", "nvme"];
 export const diskStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DiskState"]> = ["free", "allocated", "wiping", "failed", "retired"];
 export const execKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExecKind"]> = ["exec", "terminal"];

@@ -33,49 +33,51 @@ export function ClusterActions({ cluster, address, onDeleted }: { cluster: Clust
   const state = cluster.state;
   if (state === 'DESTROYED' || state === 'DESTROYING') return null;
   return (
-    <div className="form__actions" aria-label="cluster actions">
-      {RUNNING_STATES.has(state) && (
-        <button type="button" className="button" disabled={stop.isPending} onClick={() => stop.mutate()}>
-          Stop cluster
-        </button>
-      )}
-      {(state === 'STOPPED' || state === 'STOPPING') && (
-        <button type="button" className="button button--primary" disabled={start.isPending} onClick={() => start.mutate()}>
-          Start cluster
-        </button>
-      )}
-      {RUNNING_STATES.has(state) && <ResizeForm cluster={cluster} address={address} onResized={show} />}
-      {!confirming ? (
-        <button type="button" className="button button--danger" onClick={() => setConfirming(true)}>
-          Delete cluster
-        </button>
-      ) : (
-        <div role="alertdialog" aria-label="confirm delete" className="alert alert--warning">
-          <p>
-            Delete {cluster.id}? Its containers stop and its IPs are freed;{' '}
-            {keep ? 'its disks are kept, with their data, as your dataset.' : 'its disks are wiped.'}
-          </p>
-          <label>
-            <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.target.checked)} /> Keep its disks as a dataset
-          </label>
-          {keep && (
+    <>
+      <div className="form__actions" aria-label="cluster actions">
+        {RUNNING_STATES.has(state) && (
+          <button type="button" className="button" disabled={stop.isPending} onClick={() => stop.mutate()}>
+            Stop cluster
+          </button>
+        )}
+        {(state === 'STOPPED' || state === 'STOPPING') && (
+          <button type="button" className="button button--primary" disabled={start.isPending} onClick={() => start.mutate()}>
+            Start cluster
+          </button>
+        )}
+        {!confirming ? (
+          <button type="button" className="button button--danger" onClick={() => setConfirming(true)}>
+            Delete cluster
+          </button>
+        ) : (
+          <div role="alertdialog" aria-label="confirm delete" className="alert alert--warning">
+            <p>
+              Delete {cluster.id}? Its containers stop and its IPs are freed;{' '}
+              {keep ? 'its disks are kept, with their data, as your dataset.' : 'its disks are wiped.'}
+            </p>
             <label>
-              {' '}
-              named <input value={dataset} placeholder={cluster.id} onChange={(e) => setDataset(e.target.value)} aria-label="dataset name" />
+              <input type="checkbox" checked={keep} onChange={(e) => setKeep(e.target.checked)} /> Keep its disks as a dataset
             </label>
-          )}
-          <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
-            Yes, delete it
-          </button>
-          <button type="button" className="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
-      )}
-      {stop.isError && <ErrorAlert title="The stop was refused" error={stop.error} />}
-      {start.isError && <ErrorAlert title="The start was refused" error={start.error} />}
-      {remove.isError && <ErrorAlert title="The delete was refused" error={remove.error} />}
-    </div>
+            {keep && (
+              <label>
+                {' '}
+                named <input value={dataset} placeholder={cluster.id} onChange={(e) => setDataset(e.target.value)} aria-label="dataset name" />
+              </label>
+            )}
+            <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
+              Yes, delete it
+            </button>
+            <button type="button" className="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        )}
+        {stop.isError && <ErrorAlert title="The stop was refused" error={stop.error} />}
+        {start.isError && <ErrorAlert title="The start was refused" error={start.error} />}
+        {remove.isError && <ErrorAlert title="The delete was refused" error={remove.error} />}
+      </div>
+      {RUNNING_STATES.has(state) && <ResizeForm cluster={cluster} address={address} onResized={show} />}
+    </>
   );
 }
 
