@@ -82,3 +82,21 @@ def fresh_database(database_url):
     """An empty PostgreSQL database of its own for one test, dropped afterwards."""
     with scratch_database(database_url, "spindle_test") as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def disk_admin(platform_env):
+    """disk-service of the running platform, called as an admin (the platform's internal token)."""
+    from spindle_common.clients import DiskClient
+    with DiskClient("http://127.0.0.1:8083", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="tests",
+                    role="admin") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def network_admin(platform_env):
+    """network-service of the running platform, called as an admin (the platform's internal token)."""
+    from spindle_common.clients import NetworkClient
+    with NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="tests",
+                       role="admin") as client:
+        yield client

@@ -180,29 +180,25 @@ def cmd_resize(args: argparse.Namespace, client: SpindleClient, username: str) -
         plan = client.plan_resize(cluster, roles)
         _print_json(plan) if args.json else _print_plan(plan)
         return 0 if plan.placeable else 1
-    cluster = client.resize(cluster, roles)
-    if not args.follow:
-        _print_json(cluster) if args.json else print(f"resizing {cluster.id}: {cluster.state}")
-        return 0
-    return _follow(args, client, cluster)
+    return _changed(args, client, client.resize(cluster, roles), "resizing")
+
+
+def _changed(args: argparse.Namespace, client: SpindleClient, cluster: models.Cluster, doing: str) -> int:
+    """What a stop, start or resize answered; with --follow, its progress until the cluster settles."""
+    if args.follow:
+        return _follow(args, client, cluster)
+    _print_json(cluster) if args.json else print(f"{doing} {cluster.id}: {cluster.state}")
+    return 0
 
 
 def cmd_stop(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
     """Stop a cluster (disks and floating IPs kept); --follow: until it is STOPPED."""
-    cluster = client.stop(client.find_cluster(username, args.cluster_id))
-    if not args.follow:
-        _print_json(cluster) if args.json else print(f"stopping {cluster.id}: {cluster.state}")
-        return 0
-    return _follow(args, client, cluster)
+    return _changed(args, client, client.stop(client.find_cluster(username, args.cluster_id)), "stopping")
 
 
 def cmd_start(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
     """Start a stopped cluster again; --follow: until it is RUNNING (or FAILED)."""
-    cluster = client.start(client.find_cluster(username, args.cluster_id))
-    if not args.follow:
-        _print_json(cluster) if args.json else print(f"starting {cluster.id}: {cluster.state}")
-        return 0
-    return _follow(args, client, cluster)
+    return _changed(args, client, client.start(client.find_cluster(username, args.cluster_id)), "starting")
 
 
 JOB_FINISHED = ("SUCCEEDED", "FAILED", "KILLED")

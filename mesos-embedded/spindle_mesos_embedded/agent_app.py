@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import json
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import docker
 from docker.errors import DockerException
@@ -25,6 +26,8 @@ from spindle_mesos_embedded import protocol
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.master import HEARTBEAT_S
 from spindle_mesos_embedded.recordio import event_stream
+
+T = TypeVar("T")
 
 
 def _bad(message: str, status_code: int = 400) -> Response:
@@ -53,6 +56,18 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
         await agent.stop()
 
     app = FastAPI(title="Spindle embedded Mesos agent", lifespan=lifespan)
+
+    async def _platform_request(request: Request, what: str, parse: Callable[[Any], T | str]) -> T | Response:
+        """The JSON body of a call only the platform makes (the internal token), as ``parse`` reads it;
+        or the refusal: 401 without the token, 400 for a body that is not JSON or that ``parse`` refuses."""
+        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
+            return _bad(f"{what} are for the platform (the internal token)", 401)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return _bad("body is not JSON")
+        parsed = parse(body)
+        return _bad(parsed) if isinstance(parsed, str) else parsed
 
     @app.post("/api/v1/executor")
     async def executor(request: Request) -> Response:
@@ -101,15 +116,10 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
     async def container_exec(name: str, request: Request) -> Response:
         """Run a command in a Spindle container on this node, for the api-server (the internal token):
         ``{"argv": [...], "user": "uid[:gid]" (optional), "timeout_s": 300}``; its output as NDJSON."""
-        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
-            return _bad("container execs are for the platform (the internal token)", 401)
-        try:
-            body = json.loads(await request.body())
-        except ValueError:
-            return _bad("body is not JSON")
-        parsed = container_exec_module.parse_request(name, body)
-        if isinstance(parsed, str):
-            return _bad(parsed)
+        parsed = await _platform_request(request, "container execs", lambda body: container_exec_module
+                                         .parse_request(name, body))
+        if isinstance(parsed, Response):
+            return parsed
         try:  # Docker's calls block: in a worker thread, as the lines are read later
             lines = await run_in_threadpool(lambda: container_exec_module.start_exec(docker_client(), name, parsed))
         except REFUSALS as exc:
@@ -120,15 +130,10 @@ def build_agent_app(agent: Agent, docker_client: Callable[[], docker.DockerClien
     async def container_files(name: str, request: Request) -> Response:
         """Replace config files in a running Spindle container on this node and run its reload, for
         the orchestrator (the internal token): ``{"files": {path: text}, "reload": {"argv": [...]}}``."""
-        if not agent.token or not protocol.authorized(agent.token, request.headers.get("authorization")):
-            return _bad("container files are for the platform (the internal token)", 401)
-        try:
-            body = json.loads(await request.body())
-        except ValueError:
-            return _bad("body is not JSON")
-        parsed = container_files_module.parse_request(name, body)
-        if isinstance(parsed, str):
-            return _bad(parsed)
+        parsed = await _platform_request(request, "container files", lambda body: container_files_module
+                                         .parse_request(name, body))
+        if isinstance(parsed, Response):
+            return parsed
 
         def replace() -> dict:
             client = docker_client()

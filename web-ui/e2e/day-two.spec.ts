@@ -1,24 +1,13 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, runningStaticWeb, signIn } from './platform';
+import { SHOTS, api, peopleForTheseTests, runningStaticWeb, signIn } from './platform';
 
-let admin: string;
-let user: { username: string; token: string };
-
-test.beforeAll(async () => {
-  admin = newAdminToken();
-  user = await newUser(admin);
-});
-
-test.afterAll(async () => {
-  await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
-});
+const people = peopleForTheseTests();
 
 test('a cluster is resized with a preview, stopped and started again, and deleted keeping its disks', async ({ page }) => {
   test.setTimeout(600_000);
-  const { cluster, path } = await runningStaticWeb(user.token);
-  await signIn(page, user.token);
+  const { cluster, path } = await runningStaticWeb(people.user.token);
+  await signIn(page, people.user.token);
   await page.goto(`/ui${path}`);
   const state = page.getByTestId('cluster-state');
   await expect(state).toHaveText('RUNNING');
@@ -38,7 +27,7 @@ test('a cluster is resized with a preview, stopped and started again, and delete
   await expect(state).toHaveText('STOPPED', { timeout: 300_000 });
   await page.getByRole('button', { name: 'Start cluster' }).click();
   await expect(state).toHaveText('RUNNING', { timeout: 300_000 });
-  const members = await api<{ members: { ip: string }[] }>(user.token, 'GET', path);
+  const members = await api<{ members: { ip: string }[] }>(people.user.token, 'GET', path);
   expect(members.members.map((m) => m.ip)).toContain(cluster.members[0]!.ip);
 
   await page.getByRole('button', { name: 'Delete cluster' }).click();

@@ -1,23 +1,12 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, api, peopleForTheseTests, signIn } from './platform';
 
-let admin: string;
-let user: { username: string; token: string };
-
-test.beforeAll(async () => {
-  admin = newAdminToken();
-  user = await newUser(admin);
-});
-
-test.afterAll(async () => {
-  await destroyClusters(user.token, user.username); // whatever a failed test left behind
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
-});
+const people = peopleForTheseTests();
 
 test('a user launches static-web from the catalog, watches it run, sees IPs and disks, and deletes it', async ({ page }) => {
-  await signIn(page, user.token);
-  await expect(page.getByText(user.username)).toBeVisible();
+  await signIn(page, people.user.token);
+  await expect(page.getByText(people.user.username)).toBeVisible();
   await expect(page.getByRole('listitem', { name: 'product spark' })).toBeVisible();
   await page.screenshot({ path: `${SHOTS}/catalog.png`, fullPage: true });
 
@@ -36,7 +25,7 @@ test('a user launches static-web from the catalog, watches it run, sees IPs and 
   await page.screenshot({ path: `${SHOTS}/launch-form.png`, fullPage: true });
   await page.getByRole('button', { name: 'Confirm launch' }).click();
 
-  await expect(page).toHaveURL(new RegExp(`/ui/clusters/${user.username}/static-web/1.0/`));
+  await expect(page).toHaveURL(new RegExp(`/ui/clusters/${people.user.username}/static-web/1.0/`));
   await expect(page.getByTestId('cluster-state')).toHaveText('RUNNING', { timeout: 120_000 });
   await expect(page.getByRole('list', { name: 'timeline' })).toContainText('CONFIGURING');
   const ips = await page.getByTestId('member-ip').allTextContents();
@@ -49,15 +38,15 @@ test('a user launches static-web from the catalog, watches it run, sees IPs and 
 
   // A job submitted through the API shows up with its logs.
   const clusterPath = new URL(page.url()).pathname.replace(/^\/ui/, '');
-  const script = `print("hello from ${user.username}")`;
-  await api(user.token, 'POST', `${clusterPath}/jobs`, {
+  const script = `print("hello from ${people.user.username}")`;
+  await api(people.user.token, 'POST', `${clusterPath}/jobs`, {
     main: 'hello.py',
     files: { 'hello.py': Buffer.from(script).toString('base64') },
   });
   const jobs = page.getByRole('table', { name: 'jobs' });
   await expect(jobs).toContainText('SUCCEEDED', { timeout: 60_000 });
   await jobs.getByRole('button', { name: 'Logs' }).click();
-  await expect(page.getByRole('region', { name: /^logs of j/ })).toContainText(`hello from ${user.username}`);
+  await expect(page.getByRole('region', { name: /^logs of j/ })).toContainText(`hello from ${people.user.username}`);
   await page.screenshot({ path: `${SHOTS}/cluster-detail.png`, fullPage: true });
 
   await page.getByRole('button', { name: 'Delete cluster' }).click();

@@ -1,25 +1,14 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, runningStaticWeb, signIn } from './platform';
+import { SHOTS, api, peopleForTheseTests, runningStaticWeb, signIn } from './platform';
 
-let admin: string;
-let user: { username: string; token: string };
-
-test.beforeAll(async () => {
-  admin = newAdminToken();
-  user = await newUser(admin);
-});
-
-test.afterAll(async () => {
-  await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
-});
+const people = peopleForTheseTests();
 
 test("a member's log follows live on the cluster page", async ({ page }) => {
-  const { cluster, path } = await runningStaticWeb(user.token);
+  const { cluster, path } = await runningStaticWeb(people.user.token);
   const member = cluster.members[0]!;
 
-  await signIn(page, user.token);
+  await signIn(page, people.user.token);
   await page.goto(`/ui${path}`);
   const logs = page.getByRole('region', { name: `live logs of ${member.member_id}` });
   await expect(logs).toBeVisible();
@@ -31,5 +20,5 @@ test("a member's log follows live on the cluster page", async ({ page }) => {
   }).toPass({ timeout: 60_000 });
   await logs.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${SHOTS}/member-logs.png`, fullPage: true });
-  await api(user.token, 'DELETE', path);
+  await api(people.user.token, 'DELETE', path);
 });

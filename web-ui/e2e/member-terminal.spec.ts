@@ -1,25 +1,14 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, runningStaticWeb, signIn } from './platform';
+import { SHOTS, api, peopleForTheseTests, runningStaticWeb, signIn } from './platform';
 
-let admin: string;
-let user: { username: string; token: string };
-
-test.beforeAll(async () => {
-  admin = newAdminToken();
-  user = await newUser(admin);
-});
-
-test.afterAll(async () => {
-  await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
-});
+const people = peopleForTheseTests();
 
 test("a member's terminal on the cluster page runs what is typed", async ({ page }) => {
-  const { cluster, path } = await runningStaticWeb(user.token);
+  const { cluster, path } = await runningStaticWeb(people.user.token);
   const member = cluster.members[0]!;
 
-  await signIn(page, user.token);
+  await signIn(page, people.user.token);
   await page.goto(`/ui${path}`);
   await page.getByRole('button', { name: `Open a terminal in ${member.member_id}` }).click();
   const terminal = page.getByRole('region', { name: `terminal of ${member.member_id}` });
@@ -36,9 +25,9 @@ test("a member's terminal on the cluster page runs what is typed", async ({ page
   await page.keyboard.type('exit');
   await page.keyboard.press('Enter');
   await expect(page.getByRole('status').filter({ hasText: 'Session ended' })).toContainText('the shell exited, exit code 0');
-  const records = await api<{ kind: string; command: string[]; exit_code: number | null }[]>(user.token, 'GET', `${path}/execs`);
+  const records = await api<{ kind: string; command: string[]; exit_code: number | null }[]>(people.user.token, 'GET', `${path}/execs`);
   expect(records.filter((r) => r.kind === 'terminal')).toEqual([
     expect.objectContaining({ command: ['<terminal>'], exit_code: 0 }),
   ]);
-  await api(user.token, 'DELETE', path);
+  await api(people.user.token, 'DELETE', path);
 });

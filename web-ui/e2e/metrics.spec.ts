@@ -1,21 +1,10 @@
 import { expect, test, type Page } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, api, peopleForTheseTests, signIn } from './platform';
 
 type Cluster = { id: string; owner: string; product: string; version: string; state: string };
 
-let admin: string;
-let user: { username: string; token: string };
-
-test.beforeAll(async () => {
-  admin = newAdminToken();
-  user = await newUser(admin);
-});
-
-test.afterAll(async () => {
-  await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
-});
+const people = peopleForTheseTests();
 
 // Shuffles (worker's disks: SPARK_LOCAL_DIRS) over and over for about two minutes: CPU and disk I/O.
 const BUSY_JOB = `
@@ -43,28 +32,28 @@ async function lastValue(page: Page, chart: string, line: string): Promise<numbe
 }
 
 test("a Spark job's CPU and disk I/O show on the cluster page, and the admin sees the allocation rise", async ({ page }) => {
-  await signIn(page, admin);
+  await signIn(page, people.admin);
   await page.getByRole('link', { name: 'Admin' }).click();
   await expect(page.getByTestId('chart-node-cpus')).toBeVisible({ timeout: 60_000 });
   // What earlier tests' clusters held is given back first (the chart follows within a scrape or two).
   await expect.poll(() => legendSum(page, 'node-cpus', 'cpus_allocated'), { timeout: 90_000, intervals: [5_000] }).toBeLessThan(0.5);
   const allocatedBefore = await legendSum(page, 'node-cpus', 'cpus_allocated');
 
-  const launched = await api<Cluster>(user.token, 'POST', '/products/spark/3.5', {
+  const launched = await api<Cluster>(people.user.token, 'POST', '/products/spark/3.5', {
     // (a worker of 2 GiB offers its executors 1.5 GiB: room for the 768 MiB executor Spark jobs ask for)
     roles: { master: { cpus: 0.25, mem_mb: 512 }, worker: { count: 1, cpus: 0.75, mem_mb: 2048, disks: { hdd: 1 } } },
     wait_for_resources: true,
   });
   const path = `/clusters/${launched.owner}/${launched.product}/${launched.version}/${launched.id}`;
-  await expect.poll(async () => (await api<Cluster>(user.token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
-  const job = await api<{ id: string }>(user.token, 'POST', `${path}/jobs`, {
+  await expect.poll(async () => (await api<Cluster>(people.user.token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
+  const job = await api<{ id: string }>(people.user.token, 'POST', `${path}/jobs`, {
     main: 'busy.py', files: { 'busy.py': Buffer.from(BUSY_JOB).toString('base64') },
   });
-  await expect.poll(async () => (await api<{ state: string }>(user.token, 'GET', `${path}/jobs/${job.id}`)).state,
+  await expect.poll(async () => (await api<{ state: string }>(people.user.token, 'GET', `${path}/jobs/${job.id}`)).state,
     { timeout: 120_000 }).toBe('RUNNING');
 
   // The owner's cluster page charts the job while it runs (points every 15 s, refreshed every 15 s).
-  await signIn(page, user.token);
+  await signIn(page, people.user.token);
   await page.goto(`/ui${path}`);
   await expect(page.getByTestId('member-charts')).toBeVisible({ timeout: 90_000 });
   // While the job's shuffles run, the worker is busy now (its latest point, long after its start-up)
@@ -76,11 +65,11 @@ test("a Spark job's CPU and disk I/O show on the cluster page, and the admin see
   await page.screenshot({ path: `${SHOTS}/cluster-charts.png`, fullPage: true });
 
   // The admin's capacity chart: what placed tasks hold went up by at least the cluster's cpus (1.0).
-  await signIn(page, admin);
+  await signIn(page, people.admin);
   await page.getByRole('link', { name: 'Admin' }).click();
   await expect
     .poll(() => legendSum(page, 'node-cpus', 'cpus_allocated'), { timeout: 90_000, intervals: [5_000] })
     .toBeGreaterThanOrEqual(allocatedBefore + 0.95);
   await page.screenshot({ path: `${SHOTS}/admin-capacity.png`, fullPage: true });
-  await api(user.token, 'DELETE', path);
+  await api(people.user.token, 'DELETE', path);
 });

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { expect, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const STATE_DIR = process.env.SPINDLE_STATE_DIR ?? '/var/lib/spindle';
@@ -46,6 +46,21 @@ export async function newUser(adminToken: string): Promise<{ username: string; t
 }
 
 type Cluster = { id: string; owner: string; product: string; version: string; state: string };
+
+/** The people of one spec file: an admin token and a fresh ordinary user, made before its tests (in a
+ * `test.beforeAll`) and removed after them with whatever clusters they left (`test.afterAll`). */
+export function peopleForTheseTests(): { admin: string; user: { username: string; token: string } } {
+  const people = { admin: '', user: { username: '', token: '' } };
+  test.beforeAll(async () => {
+    people.admin = newAdminToken();
+    people.user = await newUser(people.admin);
+  });
+  test.afterAll(async () => {
+    await destroyClusters(people.user.token, people.user.username); // whatever a failed test left behind
+    await api(people.admin, 'DELETE', `/admin/users/${people.user.username}`);
+  });
+  return people;
+}
 
 /** Deletes every cluster of `username` that is not destroyed yet and waits until they are. */
 export async function destroyClusters(token: string, username: string): Promise<void> {

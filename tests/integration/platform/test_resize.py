@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 from spindle_client.client import SpindleError
-from spindle_common.clients import DiskClient, NetworkClient
 from spindle_common.errors import ApiError
 from tests.support.jobs import JOBS, expected_counts
 from tests.support.live_users import live_user
@@ -28,18 +27,6 @@ def owner(database_url):
         yield client
 
 
-@pytest.fixture(scope="module")
-def disks(platform_env):
-    with DiskClient("http://127.0.0.1:8083", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="resize-test",
-                    role="admin") as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def network(platform_env):
-    with NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="resize-test",
-                       role="admin") as client:
-        yield client
 
 
 def resized(owner, cluster: dict, roles: dict[str, int]) -> dict:
@@ -69,7 +56,7 @@ def wait_for(what: str, check, timeout: float = 120):
     return found
 
 
-def test_static_web_grows_and_shrinks_and_every_member_knows_its_peers(owner, disks, network):
+def test_static_web_grows_and_shrinks_and_every_member_knows_its_peers(owner, disk_admin, network_admin):
     options = {"roles": {"server": {"count": 1, "cpus": 0.1, "mem_mb": 96, "disks": {"hdd": 1}}},
                "wait_for_resources": True}
     cluster = retrying(lambda: owner.launch("static-web", "1.0", options))
@@ -104,7 +91,7 @@ def test_static_web_grows_and_shrinks_and_every_member_knows_its_peers(owner, di
         for member in shrunk["members"]:
             assert removed["ip"] not in page(member["ip"]) and member["ip"] in page(member["ip"])
         with pytest.raises(ApiError) as released:
-            network.request("GET", "/allocations", params={"owner": removed["member_id"]})
+            network_admin.request("GET", "/allocations", params={"owner": removed["member_id"]})
         assert released.value.code == "NOT_ALLOCATED", "its IP and DNS name are released"
         client = docker.from_env()
         try:
@@ -112,7 +99,7 @@ def test_static_web_grows_and_shrinks_and_every_member_knows_its_peers(owner, di
         finally:
             client.close()
         wait_for("the removed member's disk wiped and free",
-                 lambda: disks.request("GET", f"/disks/{removed['disks'][0]['id']}")["state"] == "free")
+                 lambda: disk_admin.request("GET", f"/disks/{removed['disks'][0]['id']}")["state"] == "free")
         assert ("REMOVED", removed["member_id"]) in [(e.state, e.member_id) for e in owner.events(cluster)]
     finally:
         retrying(lambda: owner.delete(cluster))

@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 from spindle_client.client import SpindleError
-from spindle_common.clients import DiskClient, NetworkClient
 from tests.support.live_users import live_user
 from tests.support.through_restarts import retrying, settled
 
@@ -30,18 +29,6 @@ def owner(database_url):
         yield client
 
 
-@pytest.fixture(scope="module")
-def disks(platform_env):
-    with DiskClient("http://127.0.0.1:8083", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="stop-start-test",
-                    role="admin") as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def network(platform_env):
-    with NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="stop-start-test",
-                       role="admin") as client:
-        yield client
 
 
 def write(owner, cluster, member: str, name: str, text: str) -> None:
@@ -85,7 +72,7 @@ def containers_of(cluster_id: str) -> list[str]:
         client.close()
 
 
-def test_stop_keeps_ips_disks_and_data_and_start_brings_them_back(owner, disks, network):
+def test_stop_keeps_ips_disks_and_data_and_start_brings_them_back(owner, disk_admin, network_admin):
     cluster = launched(owner, LAUNCH)
     before = {m["member_id"]: (m["ip"], [d["mount_point"] for d in m["disks"]]) for m in cluster["members"]}
     marks = {m["member_id"]: f"kept-{uuid.uuid4().hex[:8]}" for m in cluster["members"]}
@@ -102,10 +89,11 @@ def test_stop_keeps_ips_disks_and_data_and_start_brings_them_back(owner, disks, 
             time.sleep(1)
         assert containers_of(cluster["id"]) == []
         for member_id, (ip, mounts) in before.items():
-            held = disks.held_by(member_id)
+            held = disk_admin.held_by(member_id)
             assert sorted(d["mount_point"] for d in held) == sorted(mounts) and all(
                 d["state"] == "allocated" for d in held), held
-            assert [h["address"] for h in network.request("GET", "/allocations", params={"owner": member_id})] == [ip]
+            held_ips = network_admin.request("GET", "/allocations", params={"owner": member_id})
+            assert [h["address"] for h in held_ips] == [ip]
         stopped_usage = owner.quota().usage
         assert stopped_usage.cpus == pytest.approx(usage.cpus - 0.2) and stopped_usage.mem_mb == usage.mem_mb - 192
         assert stopped_usage.floating_ips == usage.floating_ips and stopped_usage.disks == usage.disks
@@ -129,7 +117,7 @@ def test_stop_keeps_ips_disks_and_data_and_start_brings_them_back(owner, disks, 
     assert (refused.value.status, refused.value.code) == (409, "CLUSTER_NOT_RUNNING")
 
 
-def test_keep_disks_makes_a_dataset_a_later_launch_attaches(database_url, owner, disks):
+def test_keep_disks_makes_a_dataset_a_later_launch_attaches(database_url, owner, disk_admin):
     name = f"ds-{uuid.uuid4().hex[:8]}"
     first = launched(owner, ONE)
     [member] = first["members"]
@@ -140,7 +128,7 @@ def test_keep_disks_makes_a_dataset_a_later_launch_attaches(database_url, owner,
     [dataset] = [d for d in owner.datasets(owner.username) if d.name == name]
     assert (dataset.state, dataset.product, dataset.disks, dataset.source_cluster) == ("KEPT", "static-web",
                                                                                          {"hdd": 1}, first["id"])
-    kept = [d["id"] for d in disks.disks(owner=f"dataset-{dataset.id}-server-1")]
+    kept = [d["id"] for d in disk_admin.disks(owner=f"dataset-{dataset.id}-server-1")]
     assert kept == [member["disks"][0]["id"]], "disk-service holds the member's disk for the dataset"
     assert owner.quota().usage.disks["hdd"] == disk_usage, "the kept disk still counts"
     with live_user(database_url, "stranger") as stranger:
@@ -168,12 +156,12 @@ def test_keep_disks_makes_a_dataset_a_later_launch_attaches(database_url, owner,
     [ended] = [d for d in owner.datasets(owner.username, include_ended=True) if d.id == dataset.id]
     assert ended.state == "RELEASED"
     deadline = time.monotonic() + 120
-    while disks.disks(owner=member2["member_id"]) and time.monotonic() < deadline:
+    while disk_admin.disks(owner=member2["member_id"]) and time.monotonic() < deadline:
         time.sleep(1)
-    assert not disks.disks(owner=member2["member_id"]), "the disk is released (and wiped)"
+    assert not disk_admin.disks(owner=member2["member_id"]), "the disk is released (and wiped)"
 
 
-def test_a_dataset_nobody_attaches_is_reclaimed(owner, disks):
+def test_a_dataset_nobody_attaches_is_reclaimed(owner, disk_admin):
     name = f"ds-{uuid.uuid4().hex[:8]}"
     cluster = launched(owner, ONE)
     destroyed(owner, cluster, keep_disks=True, dataset=name)
@@ -189,6 +177,6 @@ def test_a_dataset_nobody_attaches_is_reclaimed(owner, disks):
     assert reclaimed.state == "RECLAIMED"
     assert name not in [d.name for d in owner.datasets(owner.username)]
     deadline = time.monotonic() + 120
-    while disks.disks(owner=f"dataset-{dataset.id}-server-1") and time.monotonic() < deadline:
+    while disk_admin.disks(owner=f"dataset-{dataset.id}-server-1") and time.monotonic() < deadline:
         time.sleep(1)
-    assert not disks.disks(owner=f"dataset-{dataset.id}-server-1")
+    assert not disk_admin.disks(owner=f"dataset-{dataset.id}-server-1")

@@ -129,12 +129,18 @@ def relaunch_member(body: RelaunchIn, request: Request, response: Response, _: S
     return task_view(task)
 
 
-@router.post("/clusters/{cluster_id}/kill", status_code=202, responses=error_responses(401, 403, 404, 422, 503))
-def kill_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterId) -> list[TaskView]:
-    """Kill every task of the cluster (tasks not launched yet just end)."""
+def framework_of_cluster(request: Request, cluster_id: str):
+    """The framework, once the cluster is known to have tasks; 404 NOT_FOUND otherwise."""
     fw = framework(request)
     if not fw.store.by_cluster(cluster_id):
         raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
+    return fw
+
+
+@router.post("/clusters/{cluster_id}/kill", status_code=202, responses=error_responses(401, 403, 404, 422, 503))
+def kill_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterId) -> list[TaskView]:
+    """Kill every task of the cluster (tasks not launched yet just end)."""
+    fw = framework_of_cluster(request, cluster_id)
     fw.kill_cluster(request.app.state.driver, cluster_id)
     return [task_view(t) for t in fw.store.by_cluster(cluster_id)]
 
@@ -143,9 +149,7 @@ def kill_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterId
 def stop_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterId) -> list[TaskView]:
     """Kill the cluster's members keeping their disks held, data and all (their containers go), and
     its job drivers. Repeat-safe."""
-    fw = framework(request)
-    if not fw.store.by_cluster(cluster_id):
-        raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
+    fw = framework_of_cluster(request, cluster_id)
     fw.stop_cluster(request.app.state.driver, cluster_id)
     return [task_view(t) for t in fw.store.by_cluster(cluster_id)]
 
@@ -155,9 +159,7 @@ def start_cluster(request: Request, _: ServiceCaller, cluster_id: str = ClusterI
     """Launch the ended members of a stopped cluster again, each on its node and disks (fresh disks
     for one that kept none), with the floating IP lease it had. Repeat-safe; 503 RELEASE_PENDING while
     a stopped container is still being removed."""
-    fw = framework(request)
-    if not fw.store.by_cluster(cluster_id):
-        raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
+    fw = framework_of_cluster(request, cluster_id)
     return [task_view(t) for t in fw.start_cluster(request.app.state.driver, cluster_id)]
 
 
@@ -167,7 +169,5 @@ def hand_over(body: HandOverIn, request: Request, _: ServiceCaller,
     """Give the kept disks of ended members to new owners (``owners``: member id → owner, e.g. a
     dataset's part), data and all; answers new owner → the disks it holds. 409 TASK_LIVE for a member
     that has not ended."""
-    fw = framework(request)
-    if not fw.store.by_cluster(cluster_id):
-        raise ApiError(404, "NOT_FOUND", f"cluster {cluster_id} has no tasks")
+    fw = framework_of_cluster(request, cluster_id)
     return fw.hand_over(cluster_id, body.owners)
