@@ -110,6 +110,13 @@ class RoleHealth(Model):
     timeout_seconds: float | None = Field(default=None, gt=0)
 
 
+class RoleDrain(Model):
+    by: str = Field(description="the role whose first member drains it (its files rendered with `leaving`, "
+                                "then its reload)")
+    done: list[str] = Field(description="run in that member: exit 0 once the leaving members are drained")
+    timeout_s: int | None = Field(default=None, ge=10, le=86400, description="then they go anyway")
+
+
 class RoleManifest(Model):
     count: RoleCount
     cpus: float = Field(gt=0)
@@ -124,6 +131,7 @@ class RoleManifest(Model):
     files: dict[str, str] | None = None
     reload: list[str] | None = Field(default=None, description="run in a running member after a resize put its "
                                      "re-rendered files in (its new peers)")
+    drain: RoleDrain | None = Field(default=None, description="how a member is drained before a resize removes it")
     security: SecuritySpec | None = Field(default=None, description="the member's container hardening")
 
 

@@ -873,6 +873,36 @@ class RoleCount(ApiModel):
     min: Annotated[int, Field(ge=0, title='Min')]
 
 
+class TimeoutS(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(description='then they go anyway', ge=10, le=86400, title='Timeout S'),
+    ]
+
+
+class RoleDrain(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    by: Annotated[
+        str,
+        Field(
+            description='the role whose first member drains it (its files rendered with `leaving`, then its reload)',
+            title='By',
+        ),
+    ]
+    done: Annotated[
+        list[str],
+        Field(
+            description='run in that member: exit 0 once the leaving members are drained',
+            title='Done',
+        ),
+    ]
+    timeout_s: Annotated[
+        TimeoutS | None, Field(description='then they go anyway', title='Timeout S')
+    ] = None
+
+
 class TcpPort(RootModel[int]):
     root: Annotated[int, Field(ge=1, le=65535, title='Tcp Port')]
 
@@ -1194,6 +1224,10 @@ class RoleManifest(ApiModel):
     count: RoleCount
     cpus: Annotated[float, Field(gt=0.0, title='Cpus')]
     disks: Annotated[dict[DiskClass, int] | None, Field(title='Disks')] = None
+    drain: Annotated[
+        RoleDrain | None,
+        Field(description='how a member is drained before a resize removes it'),
+    ] = None
     env: Annotated[dict[str, str] | None, Field(title='Env')] = None
     files: Annotated[dict[str, str] | None, Field(title='Files')] = None
     health: RoleHealth | None = None

@@ -117,6 +117,16 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "files": _STRING_MAP,
                     "reload": {**_STRINGS, "description": "run in a running member after a resize put its "
                                                            "re-rendered files in (its new peers): an argv"},
+                    "drain": {
+                        "type": "object", "additionalProperties": False, "required": ["by", "done"],
+                        "description": "how a member of this role is drained before a resize removes it: the "
+                                       "first member of role `by` gets its files rendered with `leaving` (the "
+                                       "members going) and runs its `reload`; the member goes once `done` (an "
+                                       "argv run in that member, templated with `leaving`) exits 0, or after "
+                                       "`timeout_s`",
+                        "properties": {"by": {"type": "string", "pattern": ROLE_PATTERN}, "done": _STRINGS,
+                                       "timeout_s": {"type": "integer", "minimum": 10, "maximum": 86400}},
+                    },
                     "security": _SECURITY,
                 },
             },
@@ -246,6 +256,8 @@ def load_manifest(path: Path) -> dict[str, Any]:
         count = spec["count"]
         if not count["min"] <= count["default"] <= count["max"]:
             raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default <= max")
+        if "drain" in spec and spec["drain"]["by"] not in manifest["roles"]:
+            raise CatalogError(f"{path}: field roles.{role}.drain.by: no role {spec['drain']['by']!r}")
     try:
         _resolve_placement(manifest)
     except CatalogError as exc:

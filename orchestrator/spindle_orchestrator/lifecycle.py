@@ -10,7 +10,7 @@ relaunching a member, killing the cluster's tasks. It never touches disks: the s
 and reports them with each task.
 """
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -46,7 +46,9 @@ from spindle_orchestrator.reconcile import (
     Action,
     AddMembers,
     AnnounceHealthy,
+    CheckDrain,
     Desired,
+    Drain,
     ForgetMembers,
     KeepDisks,
     Kill,
@@ -68,11 +70,21 @@ from spindle_orchestrator.reconcile import (
     reconcile,
 )
 from spindle_orchestrator.reconfigure import Reconfigurer
-from spindle_orchestrator.render import PlannedMember, RenderError, plan_members, render_member
+from spindle_orchestrator.render import (
+    PlannedMember,
+    RenderError,
+    member_context,
+    plan_members,
+    planned_of,
+    render_member,
+    render_value,
+)
 from spindle_orchestrator.resize import recorded_counts
 from spindle_orchestrator.sweeper import IpSweeper
 
 log = logging.getLogger("spindle.lifecycle")
+# How long a member may drain when its product's drain names no timeout_s.
+DRAIN_TIMEOUT_S = 1800.0
 ManifestFn = Callable[[str, str], dict[str, Any]]
 S = ClusterState
 
@@ -96,9 +108,13 @@ def desired_of(cluster: Cluster, manifest: dict | None = None, keeping: bool = F
         wait_for_resources=bool(cluster.options.get("wait_for_resources")),
         stop_requested=cluster.stop_requested, keep_disks=keep,
         counts=role_counts(manifest, cluster.options) if manifest is not None else None,
+        drains={role: float(spec["drain"].get("timeout_s", DRAIN_TIMEOUT_S))
+                for role, spec in (manifest or {}).get("roles", {}).items() if spec.get("drain")},
         members=tuple(MemberRecord(member_id=m.member_id, restart=RestartPolicy(m.spec.get("restart", "never")),
                                    state=MemberState(m.state), message=m.message, replacements=m.replacements,
-                                   dns_name=m.dns_name, role=m.role, index=m.index) for m in cluster.members))
+                                   dns_name=m.dns_name, role=m.role, index=m.index, drain=m.drain_state,
+                                   drain_since=as_utc(m.drain_since) if m.drain_since else None)
+                      for m in cluster.members))
 
 
 class Lifecycle:
@@ -212,6 +228,10 @@ class Lifecycle:
                 self._forget_members(session, cluster, member_ids)
             case Reconfigure():
                 self._reconfigure(session, cluster)
+            case Drain(member_ids=member_ids):
+                self._drain(session, cluster, member_ids)
+            case CheckDrain(member_ids=member_ids):
+                self._check_drain(session, cluster, member_ids)
             case ReleaseIps():
                 self._release_ips(cluster)
                 for member in cluster.members:
@@ -334,12 +354,13 @@ class Lifecycle:
             raise LaunchFailed("BOUND_CLUSTER_GONE", str(exc)) from None
 
     def _render(self, cluster: Cluster, manifest: dict, member: PlannedMember, ips: dict[str, str],
-                planned: list[PlannedMember], bound: dict) -> ContainerSpec:
+                planned: list[PlannedMember], bound: dict, leaving: Sequence[PlannedMember] = ()) -> ContainerSpec:
         """One member's container as the product's templates make it with these peers (and the
-        clusters it binds), with its cluster's secret and network isolation."""
+        clusters it binds; ``leaving``: members being drained), with its cluster's secret and network
+        isolation."""
         context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         return ContainerSpec(**container_with_secret(
-            render_member(context, manifest, cluster.options, member, ips, planned, bound), cluster,
+            render_member(context, manifest, cluster.options, member, ips, planned, bound, leaving), cluster,
             self.settings.nodes_url if self.settings.network_pool else None))
 
     # --- RESIZING: members added, removed, told their peers ------------------------------------------
@@ -368,6 +389,68 @@ class Lifecycle:
                          f"added by a resize (IP {spec.lease.address if spec.lease else 'none'})", spec.member_id)
         session.flush()
         session.refresh(cluster)
+
+    def _drainer(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]):
+        """What draining these members takes: the manifest, the drain of their role, the member that
+        drains them (the first of the drain's ``by`` role), the members leaving (planned), and the
+        context of that member's templates with them as ``leaving``; None when the catalog lacks the
+        product or no member of the ``by`` role runs."""
+        manifest = self._manifest_or_none(cluster)
+        rows = {m.member_id: m for m in cluster.members}
+        leaving = [rows[i] for i in member_ids if i in rows]
+        if manifest is None or not leaving:
+            return None
+        drain = manifest["roles"][leaving[0].role].get("drain")
+        by = next((m for m in cluster.members if drain and m.role == drain["by"] and m.node), None)
+        if by is None:
+            return None
+        everyone = [planned_of(m) for m in cluster.members]
+        going = [planned_of(m) for m in leaving]
+        ips = {m.member_id: m.ip for m in cluster.members if m.ip}
+        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
+        templates = member_context(context, manifest, cluster.options, planned_of(by), ips, everyone,
+                                   self._bound(session, cluster, manifest), going)
+        return manifest, drain, by, leaving, going, everyone, ips, templates
+
+    def _drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
+        """Tell the product the members are leaving: the drainer's files rendered with them as
+        ``leaving`` go into it and its reload runs (HDFS: the NameNode's exclude file, refreshNodes);
+        they are draining from now on (a drainer missing: they go undrained, the timeline says why)."""
+        found = self._drainer(session, cluster, member_ids)
+        now = utcnow().replace(tzinfo=None)
+        if found is None:
+            for row in [m for m in cluster.members if m.member_id in member_ids]:
+                row.drain_state, row.drain_since = "drained", now
+                record_event(session, cluster.id, "member", "DRAIN_SKIPPED", "no member runs that could drain it",
+                             row.member_id)
+            return
+        manifest, _, by, leaving, going, everyone, ips, _ = found
+        container = self._render(cluster, manifest, planned_of(by), ips, everyone,
+                                 self._bound(session, cluster, manifest), going)
+        message = self.reconfigurer.apply(by, container, manifest["roles"][by.role].get("reload"))
+        self.scheduler.update_container(cluster.id, by.member_id, container.model_dump(mode="json"))
+        by.spec = {**by.spec, "container": container.model_dump(mode="json")}
+        for row in leaving:
+            row.drain_state, row.drain_since = "draining", now
+            record_event(session, cluster.id, "member", "DRAINING", f"{by.member_id} told: {message}", row.member_id)
+
+    def _check_drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
+        """Run the drain's ``done`` check in the drainer; exit 0: the members are drained."""
+        found = self._drainer(session, cluster, member_ids)
+        if found is None:
+            return
+        _, drain, by, leaving, _, _, _, templates = found
+        try:
+            argv = render_value(drain["done"], templates, f"role {leaving[0].role} drain.done")
+        except RenderError as exc:
+            record_event(session, cluster.id, "cluster", "DRAIN_CHECK_FAILED", str(exc))
+            return
+        code, output = self.reconfigurer.run(by, argv)
+        if code == 0:
+            for row in leaving:
+                row.drain_state = "drained"
+                record_event(session, cluster.id, "member", "DRAINED", f"{by.member_id}: {output[-300:]}".strip(),
+                             row.member_id)
 
     def _forget_members(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
         """Removed members whose tasks ended: their IPs and DNS names released, their records dropped."""

@@ -71,6 +71,9 @@ class Member(Base):
     replacements: Mapped[int] = mapped_column(default=0)
     # The member's launch request as sent to the scheduler (resources + rendered container).
     spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # A resize removing it, of a role that drains: "draining" since ``drain_since``, then "drained".
+    drain_state: Mapped[str | None] = mapped_column(String(16))
+    drain_since: Mapped[datetime | None]
 
 
 class Event(Base):

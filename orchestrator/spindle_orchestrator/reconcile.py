@@ -37,6 +37,8 @@ MAX_REPLACEMENTS = 3
 FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNNING, S.DEGRADED, S.RESIZING})
 # States in which every member has been running (a member that dies then is "lost", not "failed").
 SERVED = frozenset({S.RUNNING, S.DEGRADED, S.RESIZING})
+# How often a member being drained is asked about (its product's ``done`` check).
+DRAIN_POLL_S = 5.0
 # Task states after which a member with ``restart: replace`` is launched again elsewhere.
 REPLACEABLE = DIED_TASK_STATES | {MemberState.TASK_UNREACHABLE}
 
@@ -56,6 +58,8 @@ class MemberRecord:
     dns_name: str | None = None
     role: str = ""
     index: int = 0
+    drain: str | None = None  # a resize removing it: "draining", then "drained"
+    drain_since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class Desired:
     stop_requested: bool = False  # the owner wants it stopped (cleared again by a start)
     # How many members of each role it should have (its options); None: as many as recorded.
     counts: dict[str, int] | None = None
+    # Roles whose members are drained before a resize removes them, and for how long at most (s).
+    drains: dict[str, float] = field(default_factory=dict)
     keep_disks: bool = False  # its end keeps the members' disks as a dataset (a delete asked it, or a
     # failed cluster hands a dataset's disks back)
     keep_pending: bool = False  # its dataset does not hold them yet (it is KEEPING, or still ATTACHED)
@@ -140,6 +146,20 @@ class AddMembers(Action):
     """Hold floating IPs for the new members (role, index), render them and hand them to the scheduler."""
 
     members: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Drain(Action):
+    """Start draining members a resize removes (their product is told they are leaving)."""
+
+    member_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckDrain(Action):
+    """Ask the product whether the members being drained are drained yet."""
+
+    member_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -285,7 +305,18 @@ def _resize(desired: Desired, observed: Observed, plan: _Plan) -> bool:
                 plan.timeouts.deploying_s)
     if missing:
         plan.actions.append(AddMembers(f"adding {', '.join(f'{r}-{i}' for r, i in missing)}", tuple(missing)))
-    live = [m.member_id for m in leaving if (t := tasks.get(m.member_id)) is not None
+    # A member of a role that drains goes once drained (or its drain timed out), the others at once.
+    draining = [m for m in leaving if m.role in desired.drains and m.drain != "drained"
+                and not _drain_expired(m, desired.drains[m.role], plan.now)]
+    start = [m.member_id for m in draining if m.drain is None]
+    if start:
+        plan.actions.append(Drain(f"draining {', '.join(start)} before removing them", tuple(start)))
+    waiting = [m.member_id for m in draining if m.drain == "draining"]
+    if waiting:
+        plan.actions.append(CheckDrain(f"are {', '.join(waiting)} drained?", tuple(waiting)))
+        plan.actions.append(Recheck(f"waiting for {', '.join(waiting)} to drain", DRAIN_POLL_S))
+    gone_soon = {m.member_id for m in draining}
+    live = [m.member_id for m in leaving if m.member_id not in gone_soon and (t := tasks.get(m.member_id)) is not None
             and t.state not in TERMINAL_TASK_STATES and not t.kill_requested]
     if live:
         plan.actions.append(RemoveMembers(f"removing {', '.join(live)}", tuple(live)))
@@ -293,6 +324,10 @@ def _resize(desired: Desired, observed: Observed, plan: _Plan) -> bool:
     if gone:
         plan.actions.append(ForgetMembers(f"{', '.join(gone)} removed; their IPs released", tuple(gone)))
     return True
+
+
+def _drain_expired(member: MemberRecord, timeout_s: float, now: datetime) -> bool:
+    return member.drain_since is not None and now - member.drain_since > timedelta(seconds=timeout_s)
 
 
 def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
@@ -344,7 +379,8 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
         return
     running = all(s == MemberState.TASK_RUNNING for s in current.values()) and bool(current)
     if resizing:
-        if expired:
+        # A drain under way has its own timeout (the product's drain.timeout_s), not the resize's deadline.
+        if expired and not any(m.drain == "draining" for m in _leaving(desired)):
             slow = [m for m, s in current.items() if s != MemberState.TASK_RUNNING]
             plan.to(S.FAILED, f"resize not done within {plan.timeouts.deploying_s:.0f} s (members "
                     f"{', '.join(slow) or 'removed'} not settled)", code="RESIZE_TIMEOUT")

@@ -5,6 +5,7 @@ token). The node's address comes from disk-service, the agents' port from the se
 
 A member whose node does not answer keeps its old files (the timeline says so); the scheduler keeps
 the new container, so a relaunch of that member starts with the new ones."""
+import json
 from typing import Any
 
 import httpx
@@ -40,6 +41,29 @@ class Reconfigurer:
             output = str(done.get("reload_output", ""))[-300:]
             return f"new files in place; reload exited {done['reload_exit_code']}: {output}"
         return "new files in place" + ("; reloaded" if reload else "")
+
+
+    def run(self, member: Member, argv: list[str], timeout_s: int = RELOAD_TIMEOUT_S) -> tuple[int | None, str]:
+        """Run ``argv`` in the member (its node's agent's exec) to its end: its exit code (None when it
+        could not run or its end is unknown) and the end of its output."""
+        try:
+            address = self.disks.request("GET", f"/nodes/{member.node}")["address"]
+            with httpx.stream("POST", f"http://{address}:{self.agent_port}/spindle/v1/containers/"
+                              f"spindle-{member.member_id}/exec", json={"argv": argv, "timeout_s": timeout_s},
+                              headers={"Authorization": f"Bearer {self.token}"},
+                              timeout=httpx.Timeout(10, read=timeout_s + 30)) as answer:
+                if answer.status_code != 200:
+                    return None, f"{answer.status_code}: {answer.read().decode(errors='replace')[:300]}"
+                output, code = "", None
+                for line in answer.iter_lines():
+                    event = json.loads(line) if line else {}
+                    if "stream" in event:
+                        output = (output + event["data"])[-2000:]
+                    elif "exit_code" in event:
+                        code = event["exit_code"]
+                return code, output
+        except (ApiError, httpx.HTTPError, ValueError) as exc:
+            return None, f"its node could not be asked ({type(exc).__name__})"
 
 
 def files_request(container: ContainerSpec, reload: list[str] | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ the bound cluster's ``cluster`` and ``peers``, or None: ``bindings.context``).
 ``member.data_dirs`` lists every dedicated disk's folder (``/data/1..N``); ``member.disk_dirs`` the
 same by class, classes in sorted order (hdd, nvme, ssd): the order the scheduler hands disks out in.
 """
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,15 @@ class PlannedMember:
     cpus: float
     mem_mb: int
     disks: dict[str, int]
+
+
+def planned_of(member: Any) -> PlannedMember:
+    """A recorded member (``models.Member``) as planned: its name, role, index and the resources its
+    launch asked for."""
+    spec = member.spec or {}
+    return PlannedMember(member_id=member.member_id, name=f"{member.role}-{member.index}", role=member.role,
+                         index=member.index, cpus=float(spec.get("cpus", 0)), mem_mb=int(spec.get("mem_mb", 0)),
+                         disks={c: int(n) for c, n in (spec.get("disks") or {}).items()})
 
 
 def plan_members(cluster_id: str, manifest: dict[str, Any], options: dict[str, Any]) -> list[PlannedMember]:
@@ -67,25 +76,18 @@ def disk_dirs(disks: Mapping[str, int]) -> dict[str, list[str]]:
     return dirs
 
 
+def _peer(member: PlannedMember, ips: Mapping[str, str | None]) -> dict[str, Any]:
+    return {"id": member.member_id, "name": member.name, "ip": ips.get(member.member_id)}
+
+
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                   member: PlannedMember, ips: Mapping[str, str | None],
-                  all_members: list[PlannedMember], bound: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The container part of one member's launch request, every template rendered."""
+                  all_members: list[PlannedMember], bound: dict[str, Any] | None = None,
+                  leaving: Sequence[PlannedMember] = ()) -> dict[str, Any]:
+    """The container part of one member's launch request, every template rendered. ``leaving``:
+    members a resize is draining (templates see them by role in ``leaving``, e.g. HDFS's exclude file)."""
     role = manifest["roles"][member.role]
-    disk_count = sum(member.disks.values())
-    peers: dict[str, list[dict[str, Any]]] = {}
-    for other in all_members:
-        peers.setdefault(other.role, []).append({"id": other.member_id, "name": other.name,
-                                                 "ip": ips.get(other.member_id)})
-    context = {
-        "cluster": cluster,
-        "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
-                   "ip": ips.get(member.member_id), "data_dirs": [f"/data/{i}" for i in range(1, disk_count + 1)],
-                   "disk_dirs": disk_dirs(member.disks), "cpus": member.cpus, "mem_mb": member.mem_mb},
-        "peers": peers,
-        "settings": options.get("settings", {}),
-        "bound": bound or {},
-    }
+    context = member_context(cluster, manifest, options, member, ips, all_members, bound, leaving)
     where = f"role {member.role}"
     return {
         "image": manifest["image"],
@@ -95,4 +97,28 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
         "health": role.get("health"),
         "hostname": member.name,
         "security": role.get("security", {}),
+    }
+
+
+def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
+                   member: PlannedMember, ips: Mapping[str, str | None], all_members: list[PlannedMember],
+                   bound: dict[str, Any] | None = None, leaving: Sequence[PlannedMember] = ()) -> dict[str, Any]:
+    """What a member's templates see: the cluster, the member, its peers by role, the members leaving
+    by role, the settings and the bound clusters."""
+    disk_count = sum(member.disks.values())
+    peers: dict[str, list[dict[str, Any]]] = {}
+    for other in all_members:
+        peers.setdefault(other.role, []).append(_peer(other, ips))
+    drained: dict[str, list[dict[str, Any]]] = {name: [] for name in manifest["roles"]}
+    for other in leaving:
+        drained[other.role].append(_peer(other, ips))
+    return {
+        "cluster": cluster,
+        "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
+                   "ip": ips.get(member.member_id), "data_dirs": [f"/data/{i}" for i in range(1, disk_count + 1)],
+                   "disk_dirs": disk_dirs(member.disks), "cpus": member.cpus, "mem_mb": member.mem_mb},
+        "peers": peers,
+        "leaving": drained,
+        "settings": options.get("settings", {}),
+        "bound": bound or {},
     }

@@ -143,3 +143,44 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
     assert final["state"] == "DESTROYED"
     assert_nothing_left(platform_env, final)
+
+
+def test_a_datanode_a_resize_removes_is_decommissioned_first(user):
+    """HDFS 1 NameNode + 3 DataNodes (replication 2) resized to 2 DataNodes: the leaving one is
+    decommissioned first (the NameNode's exclude file, refreshNodes; its replicas copied to the others)
+    and removed once the NameNode reports it decommissioned; then the file is whole and no block is
+    missing or under-replicated."""
+    launch = {**LAUNCH, "roles": {**LAUNCH["roles"], "datanode": {"count": 3, "cpus": 0.25, "mem_mb": 768,
+                                                                  "disks": {"hdd": 1}}}}
+    cluster = retrying(lambda: user.launch("hadoop", "3.3", launch))
+    try:
+        cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+        assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+        namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
+        live_datanodes(namenode, expected=3)
+        data = os.urandom(FILE_BYTES)
+        created = httpx.put(webhdfs(namenode, "/spindle/drain.bin"),
+                            params={"op": "CREATE", "user.name": HDFS_USER, "overwrite": "true"}, timeout=30)
+        assert httpx.put(created.headers["location"], content=data, timeout=120).status_code == 201
+
+        leaving = next(m for m in cluster["members"] if m["member_id"].endswith("-datanode-3"))
+        retrying(lambda: user.resize(cluster, {"datanode": 2}))
+        deadline = time.monotonic() + 900
+        while True:
+            cluster = retrying(lambda c=cluster: user.cluster(c))
+            members = [m["member_id"] for m in cluster["members"]]
+            if cluster["state"] == "RUNNING" and leaving["member_id"] not in members:
+                break
+            assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
+            assert time.monotonic() < deadline, cluster
+            time.sleep(2)
+        steps = [e.state for e in user.events(cluster) if e.member_id == leaving["member_id"]]
+        assert steps.index("DRAINING") < steps.index("DRAINED") < steps.index("REMOVING") < steps.index("REMOVED"), \
+            steps
+        assert read_back(namenode, "/spindle/drain.bin") == data
+        system = httpx.get(f"http://{namenode['ip']}:9870/jmx",
+                           params={"qry": "Hadoop:service=NameNode,name=FSNamesystem"}, timeout=10).json()["beans"][0]
+        assert (system["MissingBlocks"], system["UnderReplicatedBlocks"]) == (0, 0), system
+    finally:
+        retrying(lambda: user.delete(cluster))
+        settled(user, cluster, ("DESTROYED",), timeout=300)

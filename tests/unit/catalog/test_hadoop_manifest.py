@@ -13,7 +13,7 @@ import pytest
 from spindle_common.catalog import load_manifest, validate_options
 from spindle_common.errors import ApiError
 from spindle_orchestrator.job_runner import driver_command, driver_context
-from spindle_orchestrator.render import plan_members, render_member, render_value
+from spindle_orchestrator.render import member_context, plan_members, render_member, render_value
 
 REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
 
@@ -185,3 +185,27 @@ def test_bad_yarn_options_are_refused(manifest, options):
     with pytest.raises(ApiError) as refused:
         validate_options(manifest, options)
     assert (refused.value.status, refused.value.code) == (422, "INVALID_OPTIONS")
+
+
+def test_datanodes_a_resize_removes_are_decommissioned_first(manifest):
+    """Draining DataNodes: the NameNode's exclude file lists the leaving ones (refreshNodes reads it),
+    and the drain's check passes only once every one of them is in the decommissioned report."""
+    resolved = validate_options(manifest, {})
+    planned = plan_members("c1", manifest, resolved)
+    ips = {m.member_id: f"10.0.0.{i}" for i, m in enumerate(planned, start=1)}
+    namenode = next(m for m in planned if m.role == "namenode")
+    leaving = [m for m in planned if m.role == "datanode"][-2:]
+    files = render_member({"id": "c1"}, manifest, resolved, namenode, ips, planned)["files"]
+    assert files["/etc/hadoop/dfs.exclude"] == "", "nothing excluded while no member leaves"
+    assert parse(files["/etc/hadoop/hdfs-site.xml"])["dfs.hosts.exclude"] == "/etc/hadoop/dfs.exclude"
+    files = render_member({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=leaving)["files"]
+    assert files["/etc/hadoop/dfs.exclude"].split() == [ips[m.member_id] for m in leaving]
+    assert manifest["roles"]["namenode"]["reload"] == ["hdfs", "dfsadmin", "-refreshNodes"]
+
+    drain = manifest["roles"]["datanode"]["drain"]
+    assert drain["by"] == "namenode"
+    context = member_context({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=leaving)
+    [shell, flag, script] = render_value(drain["done"], context, "drain.done")
+    assert (shell, flag) == ("sh", "-c")
+    for m in leaving:
+        assert f"grep -q 'Name: {ips[m.member_id]}:' || exit 1" in script

@@ -35,9 +35,10 @@ def member(mid="m0", state=M.TASK_RUNNING, restart=NEVER, message="", replacemen
                         dns_name=dns, role=role, index=index)
 
 
-def worker(index, state=M.TASK_RUNNING):
+def worker(index, state=M.TASK_RUNNING, drain=None, since=None):
     """A member of role w (its id w-<index>), as a resize sees it."""
-    return member(f"w-{index}", state, role="w", index=index, dns=f"w-{index}")
+    return MemberRecord(member_id=f"w-{index}", state=state, dns_name=f"w-{index}", role="w", index=index,
+                        drain=drain, drain_since=since)
 
 
 def task(mid="m0", state=M.TASK_RUNNING, message="", launches=1, kill_requested=False, kept=False):
@@ -50,10 +51,13 @@ def tasks(*views):
 
 
 def cluster(state, *members, deadline=None, delete=False, cleaned=False, wait=False, stop=False, keep=False,
-            counts=None, pending=False):
+            counts=None, pending=False, drains=None):
     return Desired(cluster_id="c1", state=state, members=tuple(members), delete_requested=delete, deadline=deadline,
                    cleaned_up=cleaned, wait_for_resources=wait, stop_requested=stop, keep_disks=keep, counts=counts,
-                   keep_pending=pending)
+                   keep_pending=pending, drains=drains or {})
+
+
+DRAINS = {"w": 600.0}  # role w is drained before a resize removes a member of it (at most 10 minutes)
 
 
 def summary(actions):
@@ -238,6 +242,24 @@ TABLE = [
                                                                         counts={"w": 2}, deadline=LATER),
      Observed(tasks=tasks(task("w-1"), task("w-2", M.TASK_FAILED))),
      [("RecordMember", "w-2"), ("to", "FAILED", "MEMBER_LOST")]),
+    ("a count lowered for a role that drains: drained first, not killed",
+     cluster(S.RUNNING, worker(1), worker(2), counts={"w": 1}, drains=DRAINS),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("to", "RESIZING"), ("Drain",)]),
+    ("resizing, a member draining: ask whether it is drained, and again soon",
+     cluster(S.RESIZING, worker(1), worker(2, drain="draining", since=EARLIER), counts={"w": 1}, drains=DRAINS,
+             deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("CheckDrain",), ("Recheck",)]),
+    ("resizing, a drain outlasting the resize's deadline: not failed, it has its own",
+     cluster(S.RESIZING, worker(1), worker(2, drain="draining", since=EARLIER), counts={"w": 1}, drains=DRAINS,
+             deadline=EARLIER),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("CheckDrain",), ("Recheck",)]),
+    ("resizing, the member drained: removed now", cluster(S.RESIZING, worker(1), worker(2, drain="drained"),
+                                                      counts={"w": 1}, drains=DRAINS, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("RemoveMembers",)]),
+    ("resizing, a drain past its timeout: removed anyway",
+     cluster(S.RESIZING, worker(1), worker(2, drain="draining", since=NOW - timedelta(seconds=601)), counts={"w": 1},
+             drains=DRAINS, deadline=LATER),
+     Observed(tasks=tasks(task("w-1"), task("w-2"))), [("RemoveMembers",)]),
     ("resizing, stop asked: stopping", cluster(S.RESIZING, worker(1), counts={"w": 1}, stop=True),
      Observed(tasks=tasks(task("w-1"))), [("to", "STOPPING"), ("Stop",)]),
     # --- stop / start ---------------------------------------------------------------------------------------

@@ -2079,6 +2079,24 @@ export interface components {
             /** Min */
             min: number;
         };
+        /** RoleDrain */
+        RoleDrain: {
+            /**
+             * By
+             * @description the role whose first member drains it (its files rendered with `leaving`, then its reload)
+             */
+            by: string;
+            /**
+             * Done
+             * @description run in that member: exit 0 once the leaving members are drained
+             */
+            done: string[];
+            /**
+             * Timeout S
+             * @description then they go anyway
+             */
+            timeout_s?: number | null;
+        };
         /** RoleHealth */
         RoleHealth: {
             /** Command */
@@ -2099,6 +2117,8 @@ export interface components {
             disks?: {
                 [key: string]: number;
             } | null;
+            /** @description how a member is drained before a resize removes it */
+            drain?: components["schemas"]["RoleDrain"] | null;
             /** Env */
             env?: {
                 [key: string]: string;
