@@ -1,6 +1,5 @@
-"""stop/start, datasets and resize: a cluster can be stopped (keeping its disks and IPs) and deleted
-keeping its members' disks as a dataset of its owner, which a later launch of the product attaches;
-a member a resize removes may be drained first
+"""stop/start and datasets: a cluster can be stopped (keeping its disks and IPs) and deleted keeping
+its members' disks as a dataset of its owner, which a later launch of the product attaches
 
 Revision ID: 0007
 Revises: 0006
@@ -21,8 +20,6 @@ def upgrade() -> None:
     op.add_column("clusters", sa.Column("keep_disks", sa.Boolean, nullable=False, server_default=sa.false()),
                   schema=S)
     op.add_column("clusters", sa.Column("dataset_id", sa.String(32), nullable=True), schema=S)
-    op.add_column("members", sa.Column("drain_state", sa.String(16), nullable=True), schema=S)
-    op.add_column("members", sa.Column("drain_since", sa.DateTime, nullable=True), schema=S)
     op.create_table(
         "datasets",
         sa.Column("id", sa.String(32), primary_key=True),
@@ -46,7 +43,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("datasets", schema=S)
-    for column in ("drain_since", "drain_state"):
-        op.drop_column("members", column, schema=S)
     for column in ("dataset_id", "keep_disks", "stop_requested"):
         op.drop_column("clusters", column, schema=S)
