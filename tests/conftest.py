@@ -72,6 +72,16 @@ def database_url(platform_env) -> str:
     return platform_env["SPINDLE_DATABASE_URL"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_orphaned_clusters() -> None:
+    """A test session starts without the clusters of an earlier one that was killed before its
+    clean-up (their owners are gone; they would hold cpus, disks and IPs the tests count on)."""
+    env_file = STATE_DIR / "spindle.env"
+    if env_file.exists():
+        from tests.support.live_users import destroy_orphaned_clusters
+        destroy_orphaned_clusters(read_env_file(env_file)["SPINDLE_DATABASE_URL"])
+
+
 @pytest.fixture(scope="session")
 def consul_url(platform_env) -> str:
     return platform_env["SPINDLE_CONSUL_URL"]

@@ -1,9 +1,11 @@
 """Users of the running platform's api-server, made for one test and removed after it."""
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import delete
+import httpx
+from sqlalchemy import delete, text
 
 from spindle_api.models import User
 from spindle_api.tokens import issue_token
@@ -11,6 +13,13 @@ from spindle_client.client import SpindleClient
 from spindle_common.db import session_factory
 
 API_URL = "http://127.0.0.1:8080"
+ORCHESTRATOR_URL = "http://127.0.0.1:8081"
+
+# Clusters not destroyed whose owner (``u<users.id>``) is no user any more: what a test run killed
+# before its clean-up leaves (the API refuses to delete a user who has clusters; tests remove theirs
+# straight from the database).
+ORPHANS = text("SELECT c.id FROM orchestrator.clusters c WHERE c.state <> 'DESTROYED' AND NOT EXISTS "
+               "(SELECT 1 FROM api.users u WHERE 'u' || u.id = c.owner_id)")
 
 
 @contextmanager
@@ -31,3 +40,27 @@ def live_user(database_url: str, prefix: str = "t", is_admin: bool = False) -> I
         client.close()
         with sessions() as session, session.begin():
             session.execute(delete(User).where(User.username == username))  # tokens cascade
+        destroy_orphaned_clusters(database_url, wait_s=0)  # what the test left running, if anything
+
+
+def destroy_orphaned_clusters(database_url: str, wait_s: float = 300) -> list[str]:
+    """Ask the orchestrator (as the platform's admin) to destroy every cluster whose owner is gone, then
+    wait up to ``wait_s`` for them to be DESTROYED; their ids."""
+    from tests.conftest import STATE_DIR, read_env_file
+    from tests.support.internal import internal_headers
+
+    sessions = session_factory(database_url)
+    with sessions() as session:
+        orphans = list(session.scalars(ORPHANS))
+    if not orphans:
+        return []
+    headers = internal_headers(read_env_file(STATE_DIR / "spindle.env")["SPINDLE_INTERNAL_TOKEN"], "tests", "admin")
+    for cluster_id in orphans:
+        httpx.delete(f"{ORCHESTRATOR_URL}/clusters/{cluster_id}", headers=headers, timeout=30)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        with sessions() as session:
+            if not set(orphans) & set(session.scalars(ORPHANS)):
+                break
+        time.sleep(2)
+    return orphans
