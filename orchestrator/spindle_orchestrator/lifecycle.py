@@ -447,10 +447,11 @@ class Lifecycle:
             return
         code, output = self.reconfigurer.run(by, argv)
         if code == 0:
+            # The check's last line says what it saw (the lines before are often a JVM's start-up noise).
+            said = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "done")
             for row in leaving:
                 row.drain_state = "drained"
-                record_event(session, cluster.id, "member", "DRAINED", f"{by.member_id}: {output[-300:]}".strip(),
-                             row.member_id)
+                record_event(session, cluster.id, "member", "DRAINED", f"{by.member_id}: {said[-300:]}", row.member_id)
 
     def _forget_members(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
         """Removed members whose tasks ended: their IPs and DNS names released, their records dropped."""
