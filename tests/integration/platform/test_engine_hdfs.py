@@ -40,7 +40,7 @@ HADOOP = {
 # small members: the host has 2 cores shared with other tests; the executors' disks are ssd, since
 # HADOOP holds 3 of the development host's 4 hdd (on one hdd each, 5 hdd would never be free)
 ENGINE = {"roles": {"backend": {"cpus": 0.1, "mem_mb": 128},
-                    "executor": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"ssd": 1}}},
+                    "executor": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}}},
           "wait_for_resources": True}
 WORDS = [f"w{i:03d}" for i in range(400)] + ["élan", "naïve", "漢字"]
 HDFS_USER = "hdfs"
