@@ -77,9 +77,16 @@ def no_orphaned_clusters() -> None:
     """A test session starts without the clusters of an earlier one that was killed before its
     clean-up (their owners are gone; they would hold cpus, disks and IPs the tests count on)."""
     env_file = STATE_DIR / "spindle.env"
-    if env_file.exists():
-        from tests.support.live_users import destroy_orphaned_clusters
+    if not env_file.exists():
+        return
+    import httpx
+    from sqlalchemy.exc import OperationalError
+
+    from tests.support.live_users import destroy_orphaned_clusters
+    try:
         destroy_orphaned_clusters(read_env_file(env_file)["SPINDLE_DATABASE_URL"])
+    except (OperationalError, httpx.TransportError):
+        pass  # the platform is down (unit tests run without it): nothing of it to clean
 
 
 @pytest.fixture(scope="session")
