@@ -312,11 +312,26 @@ def _apply_defaults(schema: dict[str, Any], instance: dict[str, Any]) -> None:
                     instance[name] = child
 
 
+def _complete_disks(schema: dict[str, Any], options: dict[str, Any]) -> None:
+    """A role's ``disks``, once given, are all the disks it asks for: a class it does not name is 0,
+    not the schema's default (``{"ssd": 1}`` is one ssd, not one ssd beside the default hdd)."""
+    roles, role_schemas = options.get("roles"), schema.get("properties", {}).get("roles", {}).get("properties", {})
+    if not isinstance(roles, dict):
+        return
+    for role, chosen in roles.items():
+        disks = chosen.get("disks") if isinstance(chosen, dict) else None
+        classes = role_schemas.get(role, {}).get("properties", {}).get("disks", {}).get("properties", {})
+        if isinstance(disks, dict):
+            for disk_class in classes:
+                disks.setdefault(disk_class, 0)
+
+
 def validate_options(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """The launch options with the schema's defaults applied; 422 ``INVALID_OPTIONS`` listing every
     problem (path and message) when they do not fit the product's options schema."""
     resolved = copy.deepcopy(options)
     if isinstance(resolved, dict):
+        _complete_disks(manifest["options_schema"], resolved)
         _apply_defaults(manifest["options_schema"], resolved)
     validator = Draft202012Validator(manifest["options_schema"])
     errors = [{"path": _dotted(e.absolute_path), "message": e.message}

@@ -41,9 +41,28 @@ def test_the_real_products_load_and_their_defaults_are_valid_options(catalog):
 
 
 def test_options_given_are_kept_and_the_rest_defaulted(catalog):
-    resolved = validate_options(catalog.get("spark", "3.5"), {"roles": {"worker": {"count": 5, "disks": {"ssd": 1}}}})
-    assert resolved["roles"]["worker"] == {"count": 5, "cpus": 0.5, "mem_mb": 2048, "disks": {"hdd": 2, "ssd": 1}}
+    resolved = validate_options(catalog.get("spark", "3.5"), {"roles": {"worker": {"count": 5}}})
+    assert resolved["roles"]["worker"] == {"count": 5, "cpus": 0.5, "mem_mb": 2048, "disks": {"hdd": 2, "ssd": 0}}
     assert resolved["roles"]["master"]["count"] == 1
+
+
+@pytest.mark.parametrize(("product", "version", "role", "given", "disks"), [
+    ("spark", "3.5", "worker", None, {"hdd": 2}),  # not given: the schema's defaults
+    ("spark", "3.5", "worker", {}, {}),  # given empty: no disk
+    ("spark", "3.5", "worker", {"ssd": 1}, {"ssd": 1}),  # not one ssd beside the default 2 hdd
+    ("spark", "3.5", "worker", {"hdd": 1, "ssd": 1}, {"hdd": 1, "ssd": 1}),
+    ("engine", "1.0", "executor", {"ssd": 2}, {"ssd": 2}),
+    ("hadoop", "3.3", "namenode", {"ssd": 1}, {"ssd": 1}),
+    ("kafka", "4.0", "broker", {"ssd": 1}, {"ssd": 1}),
+    ("static-web", "1.0", "server", None, {"hdd": 1}),  # no schema default: the manifest's role disks
+    ("static-web", "1.0", "server", {"ssd": 1}, {"ssd": 1}),
+])
+def test_a_roles_disks_once_given_are_all_it_asks_for(catalog, product, version, role, given, disks):
+    manifest = catalog.get(product, version)
+    options = {"roles": {role: {} if given is None else {"disks": given}}}
+    resolved = validate_options(manifest, options)
+    [member, *_] = [m for m in member_requests(manifest, resolved) if m["role"] == role]
+    assert member["disks"] == disks
 
 
 def test_every_invalid_option_is_listed_by_path(catalog):

@@ -93,17 +93,18 @@ def test_the_namenode_formats_its_metadata_disk_once_and_binds_its_ip(manifest):
 
 
 @pytest.mark.parametrize(("disks", "classes"), [
-    ({}, {"hdd": 1}), ({"hdd": 1}, {"hdd": 1}), ({"hdd": 0, "ssd": 1}, {"ssd": 1}),
+    (None, {"hdd": 1}), ({"hdd": 1}, {"hdd": 1}), ({"hdd": 0, "ssd": 1}, {"ssd": 1}), ({"ssd": 1}, {"ssd": 1}),
 ])
 def test_the_namenode_has_exactly_one_metadata_disk(manifest, disks, classes):
-    resolved = validate_options(manifest, {"roles": {"namenode": {"disks": disks}}})
+    resolved = validate_options(manifest, {"roles": {"namenode": {} if disks is None else {"disks": disks}}})
     [namenode] = [m for m in plan_members("c1", manifest, resolved) if m.role == "namenode"]
     assert namenode.disks == classes
 
 
 @pytest.mark.parametrize("options", [
-    {"roles": {"namenode": {"disks": {"ssd": 1}}}},  # with the default hdd: two disks
+    {"roles": {"namenode": {"disks": {"hdd": 1, "ssd": 1}}}},  # two disks
     {"roles": {"namenode": {"disks": {"hdd": 0}}}},  # none
+    {"roles": {"namenode": {"disks": {}}}},  # none: given, a disks object names every disk
     {"roles": {"namenode": {"count": 2}}},
     {"roles": {"datanode": {"count": 0}}},
     {"settings": {"block_size_mb": 0}},

@@ -95,7 +95,9 @@ def launch_product(product: Product, version: Version, catalog: CatalogDep, user
     """Launch a cluster of the product. Accepted asynchronously: follow its state and events at
     ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster.
     A product with bindings (its manifest's ``bindings``, e.g. Spark's ``hdfs``) takes
-    ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``."""
+    ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``. Options left out take the
+    product's defaults, except in a role's ``disks``: once given, they name every disk the role gets
+    (``{"ssd": 1}`` is one ssd disk; a class left out is 0)."""
     resolved = resolved_options(catalog.get(product, version), options)
     cluster = upstream_model(ClusterView, orchestrator.request("POST", "/clusters", json={
         "owner": user.username, "owner_id": actor_of(user), "product": product, "version": version, "options": resolved,

@@ -977,7 +977,9 @@ export interface paths {
          * @description Launch a cluster of the product. Accepted asynchronously: follow its state and events at
          *     ``Location``. Repeating a request with the same ``Idempotency-Key`` returns the same cluster.
          *     A product with bindings (its manifest's ``bindings``, e.g. Spark's ``hdfs``) takes
-         *     ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``.
+         *     ``"bind": {"hdfs": "<id of one of your running hadoop clusters>"}``. Options left out take the
+         *     product's defaults, except in a role's ``disks``: once given, they name every disk the role gets
+         *     (``{"ssd": 1}`` is one ssd disk; a class left out is 0).
          */
         post: operations["launch_product_products__product___version__post"];
         delete?: never;
