@@ -29,7 +29,8 @@ BLOCK_MB = 8
 # Small members on a 2-core host (0.25 CPU each); a DataNode member keeps 1024 MB for its two daemons
 # and gives the rest (1024 MB: two 512 MB containers) to its NodeManager. DATANODES × 2 hdd + the
 # NameNode's disk: 3 DataNodes need 7 dedicated disks, and the development host has 6 (4 hdd, 2 ssd),
-# so 2 DataNodes × 2 hdd here (SPINDLE_E2E_HADOOP_DATANODES=3 where the disks exist).
+# so 2 DataNodes × 2 hdd here. The 3 DataNodes × 2 disks: `SPINDLE_DEV_DISKS=4:hdd,2:ssd,4:hdd
+# ./deploy/up`, then SPINDLE_E2E_HADOOP_DATANODES=3 (passed 2026-11-26 in 670 s).
 DATANODES = int(os.environ.get("SPINDLE_E2E_HADOOP_DATANODES", "2"))
 LAUNCH = {
     "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}},
