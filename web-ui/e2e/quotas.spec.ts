@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, type StaticWeb, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
 
 const SMALL = { roles: { server: { count: 1, cpus: 0.1, mem_mb: 64, disks: { hdd: 0 } } } };
 
@@ -28,7 +28,11 @@ test("an admin sets a user's IP quota in the web UI and the user sees their usag
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
   await expect(page.getByRole('table', { name: 'quotas set' })).toContainText(user.username);
 
-  await api(user.token, 'POST', '/products/static-web/1.0', SMALL);
+  // The usage shown below is what a running cluster holds (one IP): wait for it, so it is not read
+  // while the cluster could still fail and give its IP back.
+  const first = await api<StaticWeb>(user.token, 'POST', '/products/static-web/1.0', SMALL);
+  const path = `/clusters/${first.owner}/${first.product}/${first.version}/${first.id}`;
+  await expect.poll(async () => (await api<StaticWeb>(user.token, 'GET', path)).state, { timeout: 300_000 }).toBe('RUNNING');
   await expect(api(user.token, 'POST', '/products/static-web/1.0', SMALL)).rejects.toThrow(/403 .*QUOTA_EXCEEDED/);
 
   const userPage = await (await browser.newContext()).newPage();
