@@ -126,7 +126,9 @@ class RoleManifest(Model):
     health: RoleHealth | None = None
     command: list[str] | None = None
     restart: RestartPolicy | None = Field(default=None, description="replace: a member that dies while running is "
-                                          "launched again on fresh disks with the same floating IP")
+                                          "launched again on fresh disks with the same floating IP; in_place: "
+                                          "on its node with its disks, data and all (replaced on fresh disks "
+                                          "only when its node is lost)")
     env: dict[str, str] | None = None
     files: dict[str, str] | None = None
     reload: list[str] | None = Field(default=None, description="run in a running member after a resize put its "

@@ -862,6 +862,7 @@ class Resize(ApiModel):
 class RestartPolicy(StrEnum):
     never = 'never'
     replace = 'replace'
+    in_place = 'in_place'
 
 
 class RoleCount(ApiModel):
@@ -1243,7 +1244,7 @@ class RoleManifest(ApiModel):
     restart: Annotated[
         RestartPolicy | None,
         Field(
-            description='replace: a member that dies while running is launched again on fresh disks with the same floating IP'
+            description='replace: a member that dies while running is launched again on fresh disks with the same floating IP; in_place: on its node with its disks, data and all (replaced on fresh disks only when its node is lost)'
         ),
     ] = None
     security: Annotated[

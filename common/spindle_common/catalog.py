@@ -110,9 +110,11 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         "oneOf": [{"required": ["command"]}, {"required": ["tcp_port"]}],
                     },
                     "command": _STRINGS,
-                    "restart": {"enum": ["never", "replace"],
+                    "restart": {"enum": ["never", "replace", "in_place"],
                                 "description": "replace: a member that dies while running is launched again on fresh "
-                                               "disks with the same floating IP"},
+                                               "disks with the same floating IP; in_place: on its node with its "
+                                               "disks, data and all (replaced on fresh disks only when its node "
+                                               "is lost)"},
                     "env": _STRING_MAP,
                     "files": _STRING_MAP,
                     "reload": {**_STRINGS, "description": "run in a running member after a resize put its "

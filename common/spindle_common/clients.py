@@ -201,7 +201,8 @@ class SchedulerClient(ServiceClient):
         return self.request("POST", f"/clusters/{cluster_id}/hand-over", json={"owners": owners})
 
     def relaunch(self, cluster_id: str, member_id: str, launches_seen: int, reason: str = "") -> dict[str, Any]:
-        """Launch an ended member again (fresh disks, its lease); a repeat changes nothing."""
+        """Launch an ended member again with its lease (on fresh disks, or, ``restart: in_place``, pinned
+        to the disks it kept on its node); a repeat changes nothing."""
         return self.request("POST", f"/clusters/{cluster_id}/members/{member_id}/relaunch",
                             json={"launches_seen": launches_seen, "reason": reason[:1000]})
 

@@ -108,6 +108,14 @@ class MemberState(StrEnum):
 class RestartPolicy(StrEnum):
     NEVER = "never"
     REPLACE = "replace"  # a member that dies while running is launched again on fresh disks, same IP
+    # A member whose container ends while running starts again on its node with its disks, data and
+    # all (same IP); one whose node is lost is replaced on fresh disks elsewhere, as REPLACE.
+    IN_PLACE = "in_place"
+
+
+# The policies under which a member that dies while running is launched again (at most
+# MAX_REPLACEMENTS times, the orchestrator's reconciler counts).
+RELAUNCHED = frozenset({RestartPolicy.REPLACE, RestartPolicy.IN_PLACE})
 
 
 class Strategy(StrEnum):

@@ -202,9 +202,12 @@ class Lifecycle:
             case RecordMember(member_id=member_id, task=task) if task is not None and member_id in members:
                 self._record(session, cluster, members[member_id], task)
             case Relaunch(member_id=member_id, replacement=replacement, launches_seen=seen):
-                self.scheduler.relaunch(cluster.id, member_id, seen, action.reason)
+                again = self.scheduler.relaunch(cluster.id, member_id, seen, action.reason)
                 members[member_id].replacements = replacement
-                record_event(session, cluster.id, "member", "REPLACED", action.reason, member_id)
+                # A PENDING task with a node is pinned there, to the disks it kept (restart: in_place).
+                in_place = again.get("state") == "PENDING" and again.get("hostname")
+                record_event(session, cluster.id, "member", "REPLACED", action.reason + (
+                    f"; in place on node {again['hostname']}, its disks kept" if in_place else ""), member_id)
             case StopJobs():
                 self.jobs.stop_cluster_jobs(session, cluster)
             case Kill() | Stop():

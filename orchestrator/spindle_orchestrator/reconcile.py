@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 from spindle_common.contracts import (
     DIED_TASK_STATES,
+    RELAUNCHED,
     TERMINAL_TASK_STATES,
     ClusterState,
     MemberState,
@@ -39,7 +40,8 @@ FOLLOWED = frozenset({S.QUEUED, S.SCHEDULING, S.DEPLOYING, S.CONFIGURING, S.RUNN
 SERVED = frozenset({S.RUNNING, S.DEGRADED, S.RESIZING})
 # How often a member being drained is asked about (its product's ``done`` check).
 DRAIN_POLL_S = 5.0
-# Task states after which a member with ``restart: replace`` is launched again elsewhere.
+# Task states after which a member with ``restart: replace`` (or ``in_place``) is launched again (the
+# scheduler decides where: ``in_place`` on the disks it kept when its container ended on a live node).
 REPLACEABLE = DIED_TASK_STATES | {MemberState.TASK_UNREACHABLE}
 
 
@@ -371,7 +373,7 @@ def _follow(desired: Desired, observed: Observed, plan: _Plan) -> None:
                 dead.append((member, task))
     if dead:
         served = state in SERVED
-        exhausted = [m for m, t in dead if m.restart == RestartPolicy.REPLACE and t.launches > MAX_REPLACEMENTS]
+        exhausted = [m for m, t in dead if m.restart in RELAUNCHED and t.launches > MAX_REPLACEMENTS]
         code = "REPLACEMENTS_EXHAUSTED" if exhausted and served else ("MEMBER_LOST" if served else "MEMBER_FAILED")
         plan.to(S.FAILED, "; ".join(f"{m.member_id}: {t.state} {t.message}".strip() for m, t in dead)
                 + (f" (replaced {MAX_REPLACEMENTS} times already)" if code == "REPLACEMENTS_EXHAUSTED" else ""),
@@ -440,7 +442,7 @@ def _replaceable(member: MemberRecord, task: TaskView, state: ClusterState) -> b
     """A member whose product asks for it, that had been running and died (not finished, not
     killed by us), with replacements left."""
     was_running = state in SERVED or member.state == MemberState.TASK_RUNNING
-    return (member.restart == RestartPolicy.REPLACE and was_running and task.state in REPLACEABLE
+    return (member.restart in RELAUNCHED and was_running and task.state in REPLACEABLE
             and task.launches <= MAX_REPLACEMENTS)
 
 

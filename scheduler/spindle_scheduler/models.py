@@ -42,9 +42,10 @@ class Task(Base):
     launches: Mapped[int] = mapped_column(default=1)
     ip: Mapped[str | None] = mapped_column(String(64))
     kill_requested: Mapped[bool] = mapped_column(default=False)
-    # Its end keeps its disks held, data and all (a stopped cluster's member, or one whose disks become
-    # a dataset): its release removes the container only. Cleared when it is started again (its new
-    # task is pinned to them, request["pin"]) or deleted (then it owes the release of its disks).
+    # Its end keeps its disks held, data and all (a stopped cluster's member, one whose disks become a
+    # dataset, or a ``restart: in_place`` member whose container ended on its node): its release
+    # removes the container only. Cleared when it is started again (its new task is pinned to them,
+    # request["pin"]) or killed (then it owes the release of its disks).
     keep_disks: Mapped[bool] = mapped_column(default=False)
     # The release an ended task owes (its container removed, its member's disks freed and wiped):
     # set in the same transaction as its terminal state, cleared once disk-service confirmed

@@ -21,11 +21,19 @@ RELAUNCHABLE_STATES = TERMINAL_STATES | {"TASK_UNREACHABLE"}
 PLACED_STATES = frozenset({"LAUNCHING", "TASK_STAGING", "TASK_STARTING", "TASK_RUNNING"})
 # What a task entering a terminal state owes, written with that state (the outbox of its release).
 OWED: dict[str, Any] = {"release_owed": True, "release_attempts": 0, "release_error": "", "released_at": None}
+# The end of a container its own node reported (it exited): a ``restart: in_place`` member keeps its
+# disks across it. Other ends (lost, gone, unknown, dropped) may mean the node is gone: fresh disks.
+ENDED_ON_ITS_NODE = frozenset({"TASK_FAILED", "TASK_FINISHED"})
 
 
 def kept(task: Task) -> bool:
     """An ended member whose disks stay held across its end (``Task.keep_disks``)."""
     return bool(task.keep_disks and task.state in TERMINAL_STATES and task.disk_roots)
+
+
+def restarts_in_place(task: Task) -> bool:
+    """A member whose product asks to start it again on its own disks (``restart: in_place``)."""
+    return task.request.get("restart") == "in_place" and is_member(task)
 
 
 def pinned(task: Task) -> bool:
@@ -110,14 +118,21 @@ class TaskStore:
             return counts
 
     def set(self, task_id: str, **fields: Any) -> None:
-        """Change a task; a terminal state records, in the same transaction, the release it owes."""
-        if fields.get("state") in TERMINAL_STATES:
-            fields = {**fields, **OWED}
+        """Change a task; a terminal state records, in the same transaction, the release it owes (of
+        its container only, its disks kept, for a ``restart: in_place`` member whose container ended
+        on its node unasked: it starts there again on them)."""
         with self.sessions.begin() as session:
-            cluster_id = session.scalar(update(Task).where(Task.task_id == task_id).values(**fields)
-                                        .returning(Task.cluster_id))
-            if cluster_id:
-                notify(session, TASKS, cluster_id)
+            task = session.scalar(select(Task).where(Task.task_id == task_id).with_for_update())
+            if task is None:
+                return
+            if fields.get("state") in TERMINAL_STATES:
+                fields = {**fields, **OWED}
+                if fields["state"] in ENDED_ON_ITS_NODE and restarts_in_place(task) and not task.kill_requested \
+                        and task.disk_roots:
+                    fields["keep_disks"] = True
+            for name, value in fields.items():
+                setattr(task, name, value)
+            notify(session, TASKS, task.cluster_id)
 
     # --- releases ended tasks owe (``mesos/releases.py``) ---------------------------------------------
     def owed_releases(self) -> list[Task]:
@@ -152,8 +167,9 @@ class TaskStore:
     def relaunch(self, cluster_id: str, member_id: str, new_task_id: str, launches_seen: int,
                  message: str) -> Task | None:
         """The member's ended (or unreachable) task becomes a new PENDING task (Mesos never reuses task ids), once:
-        a repeat with the same ``launches_seen`` changes nothing. None if the member is unknown;
-        the task as it is if it has not ended (the caller refuses that)."""
+        a repeat with the same ``launches_seen`` changes nothing. On the disks it kept (``restart:
+        in_place``), pinned to them on its node; else a replacement on fresh disks. None if the
+        member is unknown; the task as it is if it has not ended (the caller refuses that)."""
         with self.sessions.begin() as session:
             task = session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
                                   .with_for_update())
@@ -162,8 +178,13 @@ class TaskStore:
             if task.release_owed:  # its owner name would hold new disks that the old release then frees
                 raise release_pending(task)
             task.launches += 1
-            task.request = {k: v for k, v in task.request.items() if k != "pin"}  # a replacement: fresh disks
-            return _pending_again(session, task, new_task_id, message)
+            request = {k: v for k, v in task.request.items() if k != "pin"}
+            in_place = kept(task)
+            if in_place:
+                request["pin"] = {"node": task.hostname, "mount_points": list(task.disk_roots)}
+                message = f"{message} (in place on node {task.hostname}, its disks kept)"
+            task.request, task.keep_disks = request, False  # its next end decides again
+            return _pending_again(session, task, new_task_id, message[:2000], keep_place=in_place)
 
     def requeue(self, task_id: str, new_task_id: str, message: str) -> Task | None:
         """A launch the master dropped before it reached a node (the offer it used was no longer
@@ -179,11 +200,14 @@ class TaskStore:
     def request_kill_member(self, cluster_id: str, member_id: str) -> Task | None:
         """Mark one task (e.g. a job's driver) to be killed; None if the cluster has no such member."""
         with self.sessions.begin() as session:
-            task_id = session.scalar(update(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
-                                     .values(kill_requested=True).returning(Task.task_id))
-            if task_id is None:
+            task = session.scalar(select(Task).where(Task.cluster_id == cluster_id, Task.member_id == member_id)
+                                  .with_for_update())
+            if task is None:
                 return None
+            task.kill_requested = True
+            _keep_no_more(task)
             notify(session, TASKS, cluster_id)
+            task_id = task.task_id
         return self.get(task_id)
 
     def request_kill(self, cluster_id: str) -> list[Task]:
@@ -192,10 +216,7 @@ class TaskStore:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.cluster_id == cluster_id).values(kill_requested=True))
             for task in session.scalars(select(Task).where(Task.cluster_id == cluster_id, Task.keep_disks)):
-                task.keep_disks = False
-                if task.state in TERMINAL_STATES:
-                    for name, value in OWED.items():
-                        setattr(task, name, value)
+                _keep_no_more(task)
             notify(session, TASKS, cluster_id)
         return self.by_cluster(cluster_id)
 
@@ -244,6 +265,15 @@ class TaskStore:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.member_id.in_(list(member_ids)), Task.state.in_(TERMINAL_STATES))
                             .values(keep_disks=False))
+
+
+def _keep_no_more(task: Task) -> None:
+    """A kill: the task keeps no disks any more; ended already, it owes their release now."""
+    if task.keep_disks:
+        task.keep_disks = False
+        if task.state in TERMINAL_STATES:
+            for name, value in OWED.items():
+                setattr(task, name, value)
 
 
 def release_pending(task: Task) -> ApiError:

@@ -233,7 +233,8 @@ class SpindleFramework(Scheduler):
 
     def relaunch(self, driver, cluster_id: str, member_id: str, launches_seen: int, reason: str):
         """Launch an ended member again as a new task (the orchestrator decided it); its floating
-        IP lease is in its request, its disks were released when it ended. A member whose node is
+        IP lease is in its request, its disks were released when it ended (or, ``restart: in_place``,
+        kept: it is pinned to them on its node, ``TaskStore.relaunch``). A member whose node is
         unreachable is replaced the same way: its old task is killed (the master delivers the kill
         if the node returns) and its disks released first (its node wipes them when it is back,
         before they are offered again). Idempotent."""
@@ -299,6 +300,7 @@ class SpindleFramework(Scheduler):
             if task is None:
                 return None
             self._end(driver, task)
+        self.releases.wakeup.set()  # an ended member that kept its disks owes their release now
         return self.store.get(task.task_id)
 
     def _end(self, driver, task) -> None:

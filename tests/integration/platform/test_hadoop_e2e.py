@@ -3,7 +3,8 @@ metadata on its one dedicated disk) + 2 DataNodes with 2 dedicated disks each �
 of several blocks (1 MiB blocks, 8 MiB) written through WebHDFS from the host is read back
 identical, and block files (``blk_*``) lie on every dedicated disk of every DataNode; a killed
 DataNode comes back with its IP on fresh disks, rejoins the NameNode, and the file is still whole;
-DELETE → DESTROYED with nothing left."""
+a killed NameNode (``restart: in_place``) comes back on its node and disk with its namespace, the
+file still whole; DELETE → DESTROYED with nothing left."""
 import json
 import os
 import time
@@ -141,6 +142,20 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         live = live_datanodes(namenode, expected=2, fresh=victim["ip"])
         assert victim["ip"] in {node["xferaddr"].split(":")[0] for node in live.values()}
         assert read_back(namenode, "/spindle/e2e.bin") == data
+
+        # The NameNode dies (restart: in_place): it starts again on its node with its disk, so it
+        # loads the namespace it had (no new format) and the file is still there, whole.
+        old = container_of(namenode)
+        version = old.exec_run(["cat", "/data/1/name/current/VERSION"]).output.decode()
+        old.kill()
+        cluster, again = replaced(user, cluster, namenode["member_id"], timeout=300)
+        assert (again["ip"], again["node"]) == (namenode["ip"], namenode["node"])
+        assert [d["id"] for d in again["disks"]] == [d["id"] for d in namenode["disks"]], "its own disk"
+        assert container_of(again).id != old.id
+        assert container_of(again).exec_run(["cat", "/data/1/name/current/VERSION"]).output.decode() == version
+        live_datanodes(again, expected=2)
+        assert read_back(again, "/spindle/e2e.bin") == data
+        assert any("in place on node" in e.message for e in user.events(cluster) if e.member_id == again["member_id"])
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)

@@ -3,21 +3,23 @@ jupyterlab cluster launched with ``"bind": {"spark": <their spark cluster>}`` re
 without its token; with it, a notebook made through Jupyter's REST API runs a cell over the
 kernel's websocket (the real server, as the browser drives it) whose SparkSession runs a job on the
 bound cluster — executors on its worker connect back to the driver in the kernel, across both
-clusters' network isolation — and the Spark master lists the application. Another user cannot bind
-to that Spark cluster (404, nothing created)."""
+clusters' network isolation — and the Spark master lists the application; the server's container
+killed, it starts again on its own disk (``restart: in_place``) with the notebook. Another user
+cannot bind to that Spark cluster (404, nothing created)."""
 import json
 import secrets
 import time
 import uuid
 from typing import Any
 
+import docker
 import httpx
 import pytest
 import websocket
 
 from spindle_client.client import SpindleError
 from tests.support.live_users import live_user
-from tests.support.through_restarts import retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 SPARK = {"roles": {"master": {"cpus": 0.25}, "worker": {"count": 1, "cpus": 0.25, "mem_mb": 1536, "disks": {"hdd": 0}}},
          "wait_for_resources": True}
@@ -162,6 +164,18 @@ def test_a_notebook_runs_a_spark_job_on_the_bound_cluster(user, stranger):
         assert apps, f"the master lists {app}: {ui['activeapps']}"
         status, outputs = lab.execute(kernel, "spark.stop()")
         assert status == "ok", outputs
+
+        # The server's container dies (restart: in_place): it starts again on its node and disk, so
+        # the notebook saved before is still there.
+        [old] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={server['member_id']}"})
+        old.kill()
+        jupyter, again = replaced(user, jupyter, server["member_id"], timeout=300)
+        assert (again["ip"], again["node"]) == (server["ip"], server["node"])
+        assert [d["id"] for d in again["disks"]] == [d["id"] for d in server["disks"]], "its own disk"
+        wait_jupyter(base)
+        kept = lab.http.get("/api/contents/spark.ipynb")
+        assert kept.status_code == 200, kept.text[:500]
+        assert kept.json()["content"]["cells"][0]["source"] == SPARK_CELL.format(app=app)
     finally:
         for cluster in (jupyter, spark):
             if cluster:

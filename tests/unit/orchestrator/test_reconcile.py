@@ -27,7 +27,7 @@ from spindle_orchestrator.reconcile import (
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=10)  # a deadline not yet passed
 EARLIER = NOW - timedelta(seconds=1)  # a deadline passed
-REPLACE, NEVER = RestartPolicy.REPLACE, RestartPolicy.NEVER
+REPLACE, IN_PLACE, NEVER = RestartPolicy.REPLACE, RestartPolicy.IN_PLACE, RestartPolicy.NEVER
 
 
 def member(mid="m0", state=M.TASK_RUNNING, restart=NEVER, message="", replacements=0, dns="m0", role="", index=0):
@@ -158,6 +158,21 @@ TABLE = [
      cluster(S.RUNNING, member(restart=REPLACE, replacements=MAX_REPLACEMENTS)),
      Observed(tasks=tasks(task(state=M.TASK_FAILED, launches=MAX_REPLACEMENTS + 1))),
      [("RecordMember", "m0"), ("to", "FAILED", "REPLACEMENTS_EXHAUSTED")]),
+    ("running, a member dies with restart: in_place (its disks kept) → relaunched, degraded",
+     cluster(S.RUNNING, member(restart=IN_PLACE)),
+     Observed(tasks=tasks(task(state=M.TASK_FAILED, message="exit 137", kept=True))),
+     [("RecordMember", "m0"), ("Relaunch", "m0"), ("to", "DEGRADED")]),
+    ("running, a member's node unreachable (restart: in_place): replaced elsewhere at once",
+     cluster(S.RUNNING, member(restart=IN_PLACE)), Observed(tasks=tasks(task(state=M.TASK_UNREACHABLE))),
+     [("RecordMember", "m0"), ("Relaunch", "m0"), ("to", "DEGRADED")]),
+    ("running, in_place budget exhausted: failed",
+     cluster(S.RUNNING, member(restart=IN_PLACE, replacements=MAX_REPLACEMENTS)),
+     Observed(tasks=tasks(task(state=M.TASK_FAILED, launches=MAX_REPLACEMENTS + 1, kept=True))),
+     [("RecordMember", "m0"), ("to", "FAILED", "REPLACEMENTS_EXHAUSTED")]),
+    ("deploying, an in_place member failing to start fails the launch",
+     cluster(S.DEPLOYING, member(state=M.TASK_STARTING, restart=IN_PLACE)),
+     Observed(tasks=tasks(task(state=M.TASK_FAILED, kept=True))),
+     [("RecordMember", "m0"), ("to", "FAILED", "MEMBER_FAILED")]),
     ("running, the scheduler lost the task (restart: replace): relaunched",
      cluster(S.RUNNING, REPLACEABLE), Observed(tasks={}),
      [("RecordMember", "m0"), ("Relaunch", "m0"), ("to", "DEGRADED")]),

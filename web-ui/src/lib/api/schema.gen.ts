@@ -2071,7 +2071,7 @@ export interface components {
          * RestartPolicy
          * @enum {string}
          */
-        RestartPolicy: "never" | "replace";
+        RestartPolicy: "never" | "replace" | "in_place";
         /** RoleCount */
         RoleCount: {
             /** Default */
@@ -2139,7 +2139,7 @@ export interface components {
              * @description run in a running member after a resize put its re-rendered files in (its new peers)
              */
             reload?: string[] | null;
-            /** @description replace: a member that dies while running is launched again on fresh disks with the same floating IP */
+            /** @description replace: a member that dies while running is launched again on fresh disks with the same floating IP; in_place: on its node with its disks, data and all (replaced on fresh disks only when its node is lost) */
             restart?: components["schemas"]["RestartPolicy"] | null;
             /** @description the member's container hardening */
             security?: components["schemas"]["SecuritySpec"] | null;
@@ -6696,6 +6696,6 @@ export const nodeSeriesFigureValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const nodeSeriesUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeSeries"]["unit"]> = ["cores", "bytes", "bytes/s", "disks"];
 export const poolCreateDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PoolCreate"]["driver"]> = ["bridge", "macvlan"];
 export const portSpecProtocolValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PortSpec"]["protocol"]> = ["tcp", "udp"];
-export const restartPolicyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RestartPolicy"]> = ["never", "replace"];
+export const restartPolicyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RestartPolicy"]> = ["never", "replace", "in_place"];
 export const securitySpecCap_addValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SecuritySpec"]["cap_add"]> = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"];
 export const serviceStatusStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceStatus"]["status"]> = ["passing", "warning", "critical", "missing"];
