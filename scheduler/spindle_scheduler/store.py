@@ -178,10 +178,9 @@ class TaskStore:
             if task.release_owed:  # its owner name would hold new disks that the old release then frees
                 raise release_pending(task)
             task.launches += 1
-            request = {k: v for k, v in task.request.items() if k != "pin"}
-            in_place = kept(task)
+            request = _placed_on_kept_disks(task)
+            in_place = "pin" in request
             if in_place:
-                request["pin"] = {"node": task.hostname, "mount_points": list(task.disk_roots)}
                 message = f"{message} (in place on node {task.hostname}, its disks kept)"
             task.request, task.keep_disks = request, False  # its next end decides again
             return _pending_again(session, task, new_task_id, message[:2000], keep_place=in_place)
@@ -242,9 +241,7 @@ class TaskStore:
                     continue
                 if task.release_owed:  # its container (and, kept nothing, its disks) still go first
                     raise release_pending(task)
-                request = {k: v for k, v in task.request.items() if k != "pin"}
-                if kept(task):
-                    request["pin"] = {"node": task.hostname, "mount_points": list(task.disk_roots)}
+                request = _placed_on_kept_disks(task)
                 task.request, task.keep_disks, task.kill_requested = request, False, False
                 _pending_again(session, task, new_task_id(task.member_id), "starting: waiting for an offer"
                                + (f" on node {task.hostname}" if "pin" in request else ""), keep_place="pin" in request)
@@ -265,6 +262,15 @@ class TaskStore:
         with self.sessions.begin() as session:
             session.execute(update(Task).where(Task.member_id.in_(list(member_ids)), Task.state.in_(TERMINAL_STATES))
                             .values(keep_disks=False))
+
+
+def _placed_on_kept_disks(task: Task) -> dict[str, Any]:
+    """The ended task's request for its next launch: pinned to the disks it kept on its node, or (it
+    kept none) with no pin, to be placed on fresh ones."""
+    request = {k: v for k, v in task.request.items() if k != "pin"}
+    if kept(task):
+        request["pin"] = {"node": task.hostname, "mount_points": list(task.disk_roots)}
+    return request
 
 
 def _keep_no_more(task: Task) -> None:
