@@ -2,6 +2,7 @@
 until they work — across a restart of the scheduler (a new framework on the same store) — and never
 confused with the disks a relaunch of the same member holds afterwards."""
 import threading
+import time
 
 import pytest
 
@@ -51,6 +52,8 @@ def test_a_release_that_fails_is_owed_durably_and_resumed_by_the_next_scheduler(
     task = store.get("m0.a")
     assert task.state == "TASK_KILLED" and task.release_owed, "the end and the debt are one transaction"
     assert task.release_attempts == 1 and "unreachable" in task.release_error
+    later = time.monotonic() + 60  # the retry is due (not: "10 ms have passed since the failure")
+    first.releases.clock = lambda: later
     assert first.releases.run_once() is not None  # still owed, retried later
     assert store.get("m0.a").release_attempts == 2
 
