@@ -120,10 +120,11 @@ class TaskStore:
     def set(self, task_id: str, **fields: Any) -> None:
         """Change a task; a terminal state records, in the same transaction, the release it owes (of
         its container only, its disks kept, for a ``restart: in_place`` member whose container ended
-        on its node unasked: it starts there again on them)."""
+        on its node unasked: it starts there again on them). A change to what the task already is (an
+        update the master sent again, not acknowledged in time) writes and notifies nothing."""
         with self.sessions.begin() as session:
             task = session.scalar(select(Task).where(Task.task_id == task_id).with_for_update())
-            if task is None:
+            if task is None or all(getattr(task, name) == value for name, value in fields.items()):
                 return
             if fields.get("state") in TERMINAL_STATES:
                 fields = {**fields, **OWED}

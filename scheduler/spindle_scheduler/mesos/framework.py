@@ -32,6 +32,7 @@ UNREACHABLE = "TASK_UNREACHABLE"
 # Why the master drops a launch that never reached a node (TASK_DROPPED, or TASK_LOST for a framework
 # that is not partition-aware): the offer it used was no longer valid.
 INVALID_OFFERS = "REASON_INVALID_OFFERS"
+RECONCILIATION = "REASON_RECONCILIATION"  # the master's answer to reconcileTasks: what it knows of a task
 ROLE = "spindle"
 # Offers arrive one agent at a time (each agent's refusal filter ends on its own clock): an offer
 # that fits no pending cluster yet is held this long, so a cluster spanning several nodes is placed
@@ -194,8 +195,11 @@ class SpindleFramework(Scheduler):
             return
         if state == UNREACHABLE:
             message = f"node {task.hostname or '?'} unreachable: {message or 'its agent stopped answering'}"[:2000]
-        self.store.set(task_id, state=state, message=message)
-        log.info("task %s: %s %s", task_id, state, message)
+        if update.get("reason") == RECONCILIATION and state == task.state:
+            log.debug("task %s: still %s (reconciliation)", task_id, state)  # keeps its message; wakes no one
+        else:
+            self.store.set(task_id, state=state, message=message)
+            log.info("task %s: %s %s", task_id, state, message)
         if state in TERMINAL_STATES:
             self._release_soon(task)
         elif task.kill_requested:
