@@ -402,6 +402,8 @@ class TaskView(Model):
     launches: int = Field(1, description="how many Mesos tasks this member has had (1 + relaunches)")
     kill_requested: bool = False
     disks_kept: bool = Field(default=False, description="an ended task whose disks stay held (a stopped member)")
+    pinned_to: str | None = Field(default=None, description="the node a waiting task may only be placed on: its "
+                                  "kept disks are there (a started member, or one restarted in place)")
     updated_at: Timestamp | None = None
     kind: TaskKind = Field(default="member", description="a cluster member, or a job's driver (member_id job-<job id>)")
 

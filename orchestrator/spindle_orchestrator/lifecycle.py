@@ -204,10 +204,9 @@ class Lifecycle:
             case Relaunch(member_id=member_id, replacement=replacement, launches_seen=seen):
                 again = self.scheduler.relaunch(cluster.id, member_id, seen, action.reason)
                 members[member_id].replacements = replacement
-                # A PENDING task with a node is pinned there, to the disks it kept (restart: in_place).
-                in_place = again.get("state") == "PENDING" and again.get("hostname")
+                node = again.get("pinned_to")  # restart: in_place, on the disks it kept
                 record_event(session, cluster.id, "member", "REPLACED", action.reason + (
-                    f"; in place on node {again['hostname']}, its disks kept" if in_place else ""), member_id)
+                    f"; in place on node {node}, its disks kept" if node else ""), member_id)
             case StopJobs():
                 self.jobs.stop_cluster_jobs(session, cluster)
             case Kill() | Stop():

@@ -50,6 +50,7 @@ def task_view(task: Task) -> TaskView:
                     state=MemberState(task.state), message=task.message, hostname=task.hostname,
                     disks=[HeldDisk(**d) for d in task.disks or []], ip=task.ip, launches=task.launches,
                     kill_requested=task.kill_requested, disks_kept=kept(task),
+                    pinned_to=task.request["pin"]["node"] if pinned(task) else None,
                     updated_at=as_utc(task.updated_at) if task.updated_at else None,
                     kind=task.request.get("kind", "member"))
 

@@ -8,7 +8,7 @@ from spindle_common import migrations
 from spindle_common.db import session_factory
 from spindle_scheduler.mesos.framework import SpindleFramework
 from spindle_scheduler.models import Task
-from spindle_scheduler.store import TaskStore
+from spindle_scheduler.store import TaskStore, task_view
 from tests.support.framework import RecordingDriver, update
 
 ROOTS = ["/var/lib/spindle/disks/ssd-1", "/var/lib/spindle/disks/hdd-2"]
@@ -30,7 +30,8 @@ def framework_with(fresh_database, restart: str):
     store.add([Task(task_id="nn.a", cluster_id="c1", member_id="c1-namenode-1",
                     request={"cpus": 1, "mem_mb": 64, "restart": restart, "disks": {"ssd": 1, "hdd": 1}},
                     state="TASK_RUNNING", hostname="spdl-n2", agent_id="agent-2", launches=1, disk_roots=ROOTS,
-                    disks=[{"path": "/data/1", "id": 7}, {"path": "/data/2", "id": 9}], ip="172.31.200.10")])
+                    disks=[{"container_path": "/data/1", "mount_point": ROOTS[0], "id": 7},
+                           {"container_path": "/data/2", "mount_point": ROOTS[1], "id": 9}], ip="172.31.200.10")])
     releases = Releases()
     freed: list[list[str]] = []
 
@@ -57,6 +58,7 @@ def test_an_ended_container_keeps_its_disks_and_starts_again_on_them(fresh_datab
     assert again.request["pin"] == {"node": "spdl-n2", "mount_points": ROOTS}, "pinned to its own disks"
     assert (again.hostname, again.disk_roots) == ("spdl-n2", ROOTS) and [d["id"] for d in again.disks] == [7, 9]
     assert not again.keep_disks and "in place on node spdl-n2" in again.message
+    assert task_view(again).pinned_to == "spdl-n2", "the orchestrator is told where it waits"
     assert freed == [] and driver.revived == 1, "nothing freed; offers revived for it"
     assert framework.relaunch(driver, "c1", "c1-namenode-1", launches_seen=1, reason="again").task_id == \
         again.task_id, "a repeat changes nothing"
@@ -74,6 +76,7 @@ def test_ends_that_may_mean_a_lost_node_and_other_policies_get_fresh_disks(fresh
     assert releases.done == [("c1-namenode-1", "container and disks")]
     again = framework.relaunch(driver, "c1", "c1-namenode-1", launches_seen=1, reason="replacement 1")
     assert "pin" not in again.request and again.hostname is None and again.disk_roots == []
+    assert task_view(again).pinned_to is None
 
 
 def test_a_member_killed_by_the_platform_is_not_kept(fresh_database):
