@@ -13,6 +13,12 @@ RESOLVER = dns.resolver.Resolver(configure=False)
 RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
 
 
+def container_of(member: dict):
+    """The one running container of a cluster member (a member view with its ``member_id``)."""
+    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
+    return container
+
+
 def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], timeout: float = 300) -> dict:
     """Poll the cluster through the public API until it is in one of ``states``."""
     deadline = time.monotonic() + timeout

@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import docker
 import pytest
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
@@ -17,7 +16,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.policies import RoundRobinPolicy
 
 from spindle_common.clients import DiskClient
-from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
 
@@ -51,11 +50,6 @@ def disks_per_node(platform_env: dict) -> tuple[int, int]:
         if members_fit(hdd, ssd) >= NODES:
             return hdd, ssd
     pytest.fail(f"this platform's disks cannot hold {NODES} Cassandra nodes: {hosts}")
-
-
-def container_of(member: dict):
-    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
-    return container
 
 
 def run(container, *command: str) -> str:

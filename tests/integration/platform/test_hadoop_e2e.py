@@ -9,11 +9,10 @@ import json
 import os
 import time
 
-import docker
 import httpx
 import pytest
 
-from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
 
@@ -35,11 +34,6 @@ HEARTBEAT_FRESH_S = 5
 def user(database_url):
     with live_user(database_url, "hdfs") as client:
         yield client
-
-
-def container_of(member: dict):
-    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
-    return container
 
 
 def webhdfs(namenode: dict, path: str) -> str:

@@ -12,12 +12,12 @@ import time
 import uuid
 from typing import Any
 
-import docker
 import httpx
 import pytest
 import websocket
 
 from spindle_client.client import SpindleError
+from tests.integration.platform.cluster_checks import container_of
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
 
@@ -167,8 +167,7 @@ def test_a_notebook_runs_a_spark_job_on_the_bound_cluster(user, stranger):
 
         # The server's container dies (restart: in_place): it starts again on its node and disk, so
         # the notebook saved before is still there.
-        [old] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={server['member_id']}"})
-        old.kill()
+        container_of(server).kill()
         jupyter, again = replaced(user, jupyter, server["member_id"], timeout=300)
         assert (again["ip"], again["node"]) == (server["ip"], server["node"])
         assert [d["id"] for d in again["disks"]] == [d["id"] for d in server["disks"]], "its own disk"

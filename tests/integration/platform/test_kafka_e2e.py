@@ -12,12 +12,11 @@ import tarfile
 import time
 import uuid
 
-import docker
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
-from tests.integration.platform.cluster_checks import assert_nothing_left
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
 from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
@@ -38,11 +37,6 @@ LAUNCH = {
 def user(database_url):
     with live_user(database_url, "kafka") as client:
         yield client
-
-
-def container_of(member: dict):
-    [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
-    return container
 
 
 def expected() -> dict[str, str]:
