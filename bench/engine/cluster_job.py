@@ -7,12 +7,16 @@ Spindle with the same resources (bench/engine_cluster.py submits it to both).
 Sizes: `small` (default) is a quick run; `full` is the engine-core issue's inputs where pure
 Python allows: word count of ≈ 500 MB of text, a sort of ≈ 1 GB of 100-byte lines and Minebench
 with 2,000 blocks at 14 bits (all generated in the workers); K-Means keeps 16 dimensions (pure
-Python: 500 would take minutes per iteration) with 270,000 points.
+Python: 500 would take minutes per iteration) with 270,000 points. Two iterative workloads keep
+their size in both (issue 24: what they measure is whether an iteration costs the same at the
+20th as at the 2nd): `iterative` — `nxt = cur.reduceByKey(min).union(cur).reduceByKey(min)
+.cache(); nxt.count()`, 20 times over 20,000 pairs — and `pagerank`, 10 iterations over a
+generated graph of 20,000 vertices × 5 links (links cached, ranks joined and reduced each time).
 
 Pure-Python user functions (no numpy: neither image needs more than its engine), the same code
 on both engines through their common Spark-like API. Prints `TIME <workload> <seconds>` per
-workload (the computation only, after the engine started) and `CHECK <workload> <value>` so
-both engines' answers can be compared.
+workload (the computation only, after the engine started), `ITERS <workload> <s> <s> ...` with
+each iteration's seconds, and `CHECK <workload> <value>` so both engines' answers can be compared.
 """
 import hashlib
 import random
@@ -26,9 +30,12 @@ SIZES = {  # lines of ≈ 59 bytes; K-Means points, dimensions, k, iterations; 1
              "mine": (2_000, 14)},
 }
 PARTS = 8
-ARGS = dict(a.split("=", 1) for a in sys.argv[2:])  # affinity=…, size=…
+# affinity=…, size=… (other words ignored: compare.py imports this module for its iterative rows)
+ARGS = dict(a.split("=", 1) for a in sys.argv[2:] if "=" in a)
 _SIZE = SIZES[ARGS.get("size", "small")]
 LINES, KMEANS, SORT_LINES, (BLOCKS, BITS) = _SIZE["lines"], _SIZE["kmeans"], _SIZE["sort_lines"], _SIZE["mine"]
+ITERATIVE = (20_000, 500, 20)  # pairs, keys, iterations
+PAGERANK = (20_000, 5, 10)  # vertices, links per vertex, iterations
 
 
 def line_of(i):
@@ -98,6 +105,66 @@ def mine(block):
     return (block, nonce)
 
 
+def key_pair(i):
+    return (i % ITERATIVE[1], i)
+
+
+def links_of(v):
+    n, per, _ = PAGERANK
+    # skewed in-degrees (x² / n favours small ids), so ranks differ and the top ones tell
+    return [(v, ((v * 7919 + j * 104729) % n) ** 2 // n) for j in range(per)]
+
+
+def one(_):
+    return 1.0
+
+
+def contributions(kv):
+    _, (urls, rank) = kv
+    urls = list(urls)  # Spark's groupByKey gives an iterable, the engine's a list
+    return [(u, rank / len(urls)) for u in urls]
+
+
+def damp(rank):
+    return 0.15 + 0.85 * rank
+
+
+def iterative(sc, each):
+    """The issue-24 loop; `each(seconds)` per iteration. Returns the keys' minima's sum."""
+    pairs, _, iterations = ITERATIVE
+    cur = sc.parallelize(range(pairs), 4).map(key_pair).cache()
+    cur.count()
+    for _ in range(iterations):
+        start = time.monotonic()
+        nxt = cur.reduceByKey(min).union(cur).reduceByKey(min).cache()
+        nxt.count()
+        cur = nxt
+        each(time.monotonic() - start)
+    return sum(v for _, v in cur.collect())
+
+
+def pagerank(sc, each):
+    """PageRank as in Spark's example; `each(seconds)` per iteration. Returns the ranks' sum
+    (4 decimals: the engines add floats in different orders) and the 3 highest ranked."""
+    n, _, iterations = PAGERANK
+    links = sc.parallelize(range(n), PARTS).flatMap(links_of).groupByKey(PARTS).cache()
+    ranks = links.mapValues(one)
+    for _ in range(iterations):
+        start = time.monotonic()
+        ranks = links.join(ranks, PARTS).flatMap(contributions).reduceByKey(add, PARTS).mapValues(damp)
+        ranks.count()  # each iteration computed on its own, as the loop above
+        each(time.monotonic() - start)
+    ranked = ranks.collect()
+    top = sorted(ranked, key=lambda kv: (-kv[1], kv[0]))[:3]
+    return (round(sum(r for _, r in ranked), 4), [v for v, _ in top])
+
+
+def timed_iterations(name, f, sc):
+    times = []
+    timed(name, lambda: f(sc, times.append))
+    print(f"ITERS {name} " + " ".join(f"{t:.3f}" for t in times), flush=True)
+
+
 def timed(name, f):
     start = time.monotonic()
     value = f()
@@ -128,6 +195,8 @@ def run(sc):
     timed("sort", sort)
     timed("minebench", lambda: sum(n for _, n in sc.parallelize(range(BLOCKS), PARTS)
                                    .map(mine).collect()))
+    timed_iterations("iterative", iterative, sc)
+    timed_iterations("pagerank", pagerank, sc)
 
 
 def main():

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The Spindle engine vs PySpark, side by side in one run on this machine with the same cores:
 word count (500 MB of text), K-Means (Python UDF with numpy; 270,000 × 500 floats, K = 12,
-10 iterations), Minebench (the seed's SHA-256 proof-of-work as two chained maps) and a sort of
-≥ 1 GB of text lines. Each runs on PySpark, on the Spindle engine with Python functions, and
+10 iterations), Minebench (the seed's SHA-256 proof-of-work as two chained maps), a sort of
+≥ 1 GB of text lines, and two iterative jobs whose lineage grows every iteration (issue 24's
+reduceByKey/union loop, 20 iterations; PageRank, 10 iterations: bench/engine/cluster_job.py's,
+the same code as on the clusters). Each runs on PySpark, on the Spindle engine with Python functions, and
 (when engine/cpp is built) on the Spindle engine with the driver in Python and the functions in
 C++ (bench/engine/cpp/*.cpp and engine/cpp/examples, compiled against engine/cpp/include like
 any user's .so); word count also runs as the seed's Figure 5 (Python tokenizer, C++ reducer).
 
-    .venv/bin/python bench/engine/compare.py [--cores 2] [--only wordcount|kmeans|minebench|sort] [--small]
+    .venv/bin/python bench/engine/compare.py [--cores 2] [--small]
+        [--only wordcount|kmeans|minebench|sort|iterative|pagerank]
 
 Installs what it needs (bench/engine/requirements.txt: pyspark, numpy; Java 17 is on the
 machine), checks that both engines give the same result, and appends one row per workload and
@@ -57,10 +60,12 @@ class SpindleEngine:
 
     def __init__(self, cores: int, props: dict[str, str]):
         import cloudpickle
+        import cluster_job
         import workloads
 
         from spindle_engine import Cluster, Engine, Properties, Worker
         cloudpickle.register_pickle_by_value(workloads)  # instances travel with their class's code
+        cloudpickle.register_pickle_by_value(cluster_job)
         self._engine = Engine.start()
         cluster = Cluster(Properties({"executor.instances": 1, "executor.cores": cores, "executor.memory": "4GB",
                                       **props}))
@@ -121,6 +126,7 @@ class PySparkEngine:
         self.sc = SparkContext(conf=conf)
         self.sc.setLogLevel("ERROR")
         self.sc.addPyFile(str(HERE / "workloads.py"))  # Spark's way to ship the functions' module
+        self.sc.addPyFile(str(HERE / "cluster_job.py"))
 
     def parallelize(self, data, slices):
         return self.sc.parallelize(data, slices)
@@ -255,6 +261,22 @@ def wordcount(engine, args):
     return 0.0, time.perf_counter() - started, dict(counts)
 
 
+def iterations_of(job):
+    """A workload running one of cluster_job's iterative jobs; the result also keeps each
+    iteration's seconds (`ITERATIONS[engine name]`) for the row."""
+    def workload(engine, args):
+        import cluster_job
+        times = []
+        started = time.perf_counter()
+        result = getattr(cluster_job, job)(engine, times.append)
+        ITERATIONS[engine.name] = times
+        return 0.0, time.perf_counter() - started, result
+    return workload
+
+
+ITERATIONS: dict[str, list[float]] = {}
+
+
 def first_result(cores: int) -> float:
     """Seconds from Engine.start() to the result of a trivial job (issue 7: within 1 s)."""
     from spindle_engine import Cluster, Engine, Properties, Worker
@@ -278,7 +300,9 @@ def check_sorted(folder: Path) -> tuple[int, bool]:
     return count, ordered
 
 
-WORKLOADS = {"wordcount": wordcount, "kmeans": kmeans, "minebench": minebench, "sort": sort}
+WORKLOADS = {"wordcount": wordcount, "kmeans": kmeans, "minebench": minebench, "sort": sort,
+             "iterative": iterations_of("iterative"), "pagerank": iterations_of("pagerank")}
+PYTHON_ONLY = {"iterative", "pagerank"}  # no C++ variant
 EXTRA_ENGINES = {"wordcount": [SpindleFigure5Engine], "minebench": [PlainProcesses]}
 
 
@@ -317,6 +341,8 @@ def main() -> None:
         rows = []
         extra = [e for e in EXTRA_ENGINES.get(name, []) if e.language == "python" or SpindleCppEngine in engines]
         for engine_class in engines + extra:
+            if name in PYTHON_ONLY and engine_class.language != "python":
+                continue
             engine = engine_class(args.cores, props)
             try:
                 rows.append((engine_class.name, *workload(engine, args)))
@@ -325,12 +351,13 @@ def main() -> None:
         spark_job, reference = rows[0][2], rows[0][3]
         for engine_name, load_s, job_s, result in rows:
             same = _same(result, reference)
-            print(f"{name}: {engine_name}: load {load_s:.2f}s job {job_s:.2f}s same result: {same}", flush=True)
+            flat = _flatness(ITERATIONS.get(engine_name)) if name in PYTHON_ONLY else ""
+            print(f"{name}: {engine_name}: load {load_s:.2f}s job {job_s:.2f}s same result: {same}{flat}", flush=True)
             if args.no_record or args.small:
                 continue
             command = ".venv/bin/python bench/engine/compare.py" + (f" --cores {args.cores}" if args.cores != 2 else "")
             record(HEADING, TABLE_HEADER,
-                   f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {describe(name, args)} | {engine_name} | "
+                   f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {describe(name, args)}{flat} | {engine_name} | "
                    f"{load_s:.1f} | **{job_s:.1f}** | **{spark_job / job_s:.2f}×** | {same} | {machine()} | "
                    f"`{command}` |")
 
@@ -345,11 +372,21 @@ def _same(result, reference) -> str:
     return "yes" if result == reference else "NO"
 
 
+def _flatness(times) -> str:
+    """' (iteration n ÷ 2nd: r; per iteration a–b s)': whether the last iteration costs the second's."""
+    if not times or len(times) < 2:
+        return ""
+    return (f" (iteration {len(times)} ÷ 2nd: {times[-1] / times[1]:.2f}; per iteration "
+            f"{min(times[1:]):.3f}–{max(times[1:]):.3f} s)")
+
+
 def describe(name: str, args) -> str:
     return {"wordcount": f"word count {args.words_mb:,} MB of text",
             "kmeans": f"K-Means {args.kmeans_points:,} × 500, K = 12, {args.iterations} iterations",
             "minebench": f"Minebench {args.blocks:,} blocks, {args.bits}-bit target",
-            "sort": f"sort {args.sort_mb:,} MB of text lines"}[name]
+            "sort": f"sort {args.sort_mb:,} MB of text lines",
+            "iterative": "reduceByKey/union loop, 20,000 pairs, 20 iterations",
+            "pagerank": "PageRank 20,000 vertices × 5 links, 10 iterations"}[name]
 
 
 if __name__ == "__main__":

@@ -2,12 +2,10 @@
 and file server, so every partition crossing between them goes over TCP (rpc/FETCH.md).
 Covers results, striping over the work dirs, storage levels, and losing a host mid-job."""
 
-import glob
 import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -15,36 +13,7 @@ import pytest
 
 from spindle_engine import Cluster, Properties, StorageLevel, Worker
 
-from .conftest import TESTS
-
-PACKAGE = os.path.join(os.path.dirname(TESTS), "python")
-
-
-class Agent:
-    """An engine agent process on 127.0.0.1 with two work dirs (its 'disks')."""
-
-    def __init__(self, root, name, port=0, env=None):
-        self.disks = [os.path.join(root, name, d) for d in ("disk1", "disk2")]
-        for d in self.disks:
-            os.makedirs(d, exist_ok=True)
-        env = dict(os.environ, PYTHONPATH=PACKAGE, **(env or {}))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "spindle_engine.agent", "--bind", "127.0.0.1",
-             "--port", str(port), "--work", ",".join(self.disks), "--cores", "1"],
-            stdout=subprocess.PIPE, env=env)
-        line = self.proc.stdout.readline().decode()
-        assert line.startswith("READY"), line
-        self.port = int(line.split()[1])
-        self.address = f"127.0.0.1:{self.port}"
-
-    def files(self, pattern):
-        return [p for d in self.disks for p in glob.glob(os.path.join(d, "spindle-engine", "*",
-                                                                          pattern))]
-
-    def kill(self):
-        """The host dies: the agent and (stdin EOF) its executors."""
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+from .conftest import TESTS, Agent
 
 
 @pytest.fixture
@@ -182,6 +151,31 @@ def test_losing_a_host_after_a_shuffle_refetches_only_its_map_outputs(engine, ag
         # recomputed: only the lost map partitions, then the 4 reduce tasks (some of which may
         # have run once before the fetch failure was seen)
         assert lost and len(lost) + 4 <= python.metrics["tasks"] - tasks <= len(lost) + 4 + 3
+    finally:
+        cluster.stop()
+
+
+def test_a_result_whose_host_died_before_the_driver_fetched_it_is_computed_again(engine, agents):
+    """An executor ran its task just before its host died: the driver cannot fetch the result,
+    so that partition runs again on the host left (seen under load in the test above)."""
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        read = python.read_output
+        killed = []
+
+        def host_dies_first(executor, path):
+            if not killed:
+                [victim] = [i for i, a in enumerate(cluster.agents)
+                            if a.info.file_server == executor.file_server]
+                agents[victim].kill()
+                killed.append(victim)
+            return read(executor, path)
+
+        python.read_output = host_dies_first
+        assert python.parallelize(range(1000), 4).map(lambda x: x + 1).collect() == \
+            list(range(1, 1001))
+        assert killed and python.metrics["fetch_failures"] >= 1, python.metrics
     finally:
         cluster.stop()
 

@@ -15,7 +15,7 @@ from spindle_engine.dataset import Dataset
 from spindle_engine.hdfs import Block, HdfsPath, Split
 from spindle_engine.sources import _split_lines
 
-from .test_cluster_mode import Agent
+from .conftest import Agent
 
 NN = {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870"}
 

@@ -1,6 +1,7 @@
 """Datasets: lazy lineage with PySpark RDD names; actions run through the backend planner."""
 
 import bisect
+import math
 import os
 import random
 
@@ -70,6 +71,10 @@ class Dataset:
         The datasets it is computed from.
     op, source, shuffle : optional
         The narrow operation, the source or the shuffle that makes it (backend objects).
+    partitioner : int, optional
+        ``n`` when every record's key (its first element) hashes to the bucket of its partition
+        among ``n`` (FORMAT.md), as after ``reduceByKey``; what a shuffle's default partition
+        count follows (see ``union``).
 
     Examples
     --------
@@ -83,7 +88,8 @@ class Dataset:
     [('be', 2), ('not', 1), ('or', 1), ('to', 2)]
     """
 
-    def __init__(self, worker, kind, nparts, parents=(), op=None, source=None, shuffle=None):
+    def __init__(self, worker, kind, nparts, parents=(), op=None, source=None, shuffle=None,
+                 partitioner=None):
         self.worker = worker
         self.id = worker.next_id()
         self.kind = kind
@@ -92,6 +98,7 @@ class Dataset:
         self.op = op
         self.source = source
         self.shuffle = shuffle
+        self.partitioner = partitioner
         self.storage = None
 
     def __repr__(self):
@@ -116,7 +123,9 @@ class Dataset:
 
     def _narrow(self, kind, f=None):
         fn = self.worker.function(f) if f is not None else None
-        return Dataset(self.worker, "narrow", self.nparts, [self], op=ttypes.Op(kind=kind, fn=fn))
+        keeps_keys = kind in (OpKind.FILTER, OpKind.MAP_VALUES)  # as PySpark's preservesPartitioning
+        return Dataset(self.worker, "narrow", self.nparts, [self], op=ttypes.Op(kind=kind, fn=fn),
+                       partitioner=self.partitioner if keeps_keys else None)
 
     def map(self, f):
         """Return a new dataset by applying a function to each record.
@@ -273,7 +282,10 @@ class Dataset:
         """Return the union of this dataset and another one of the same worker.
 
         Nothing is shuffled: the result has the partitions of both, this dataset's first. Use
-        ``distinct()`` to drop duplicates.
+        ``distinct()`` to drop duplicates. When both are hash-partitioned by key into the same
+        number of partitions (both came out of ``reduceByKey``, say), so is the union, and a
+        shuffle of it keeps that number (Spark's partitioner-aware union): an iteration
+        ``cur = cur.reduceByKey(f).union(cur).reduceByKey(f)`` does not double its partitions.
 
         Parameters
         ----------
@@ -296,14 +308,19 @@ class Dataset:
         [1, 2, 3]
         """
         self._same_worker(other, "union")
-        return Dataset(self.worker, "union", self.nparts + other.nparts, [self, other])
+        same = self.partitioner if self.partitioner == other.partitioner else None
+        return Dataset(self.worker, "union", self.nparts + other.nparts, [self, other],
+                       partitioner=same)
 
     # -- wide transformations (shuffles) --
 
     def _shuffled(self, parents, nparts, map_sinks, merge, merge_fn=None, sort=None):
         shuffle = Shuffle(self.worker, map_sinks, merge, merge_fn, sort)
-        n = nparts or max(p.nparts for p in parents)
-        return Dataset(self.worker, "shuffle", n, parents, shuffle=shuffle)
+        n = nparts or _default_partitions(parents)
+        by_key = all(s.kind == SinkKind.HASH_SHUFFLE and s.key_mode == KeyMode.FIRST
+                     for s in map_sinks)
+        return Dataset(self.worker, "shuffle", n, parents, shuffle=shuffle,
+                       partitioner=n if by_key else None)
 
     def _hash_sink(self, key_mode=KeyMode.FIRST, combine=Combine.NONE, fn=None, zero=None):
         return Sink(kind=SinkKind.HASH_SHUFFLE, key_mode=key_mode, combine=combine, fn=fn,
@@ -320,7 +337,8 @@ class Dataset:
         func : callable or str
             ``func(value, value) -> value`` (see *Functions* in the class docstring).
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -349,7 +367,8 @@ class Dataset:
         combFunc : callable or str
             ``combFunc(aggregate, aggregate) -> aggregate``: merges aggregates across partitions.
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -377,7 +396,8 @@ class Dataset:
         Parameters
         ----------
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -398,7 +418,8 @@ class Dataset:
         Parameters
         ----------
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -443,7 +464,8 @@ class Dataset:
         other : Dataset
             A dataset of ``(key, other value)`` pairs of the same worker.
         numPartitions : int, optional
-            Partitions of the result (default: the larger partition count of the two).
+            Partitions of the result (default: the larger partition count of the two, or that of
+            the hash partitioning by key one keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -480,7 +502,8 @@ class Dataset:
         ascending : bool, optional
             Smallest first (default) or largest first.
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -506,7 +529,8 @@ class Dataset:
         ascending : bool, optional
             Smallest key first (default) or largest first.
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -529,7 +553,8 @@ class Dataset:
         ascending : bool, optional
             Smallest key first (default) or largest first.
         numPartitions : int, optional
-            Partitions of the result (default: the number of partitions of this dataset).
+            Partitions of the result (default: this dataset's, or those of the hash partitioning by
+            key it keeps from a shuffle, see ``union``).
 
         Returns
         -------
@@ -642,11 +667,14 @@ class Dataset:
         def sink_for(p, attempt):
             return Sink(kind=SinkKind.STORE, path=os.path.join(directory, f"{p}-{attempt}.bin"))
 
-        out = []
-        for result in run_partitions(self, f"collect of dataset {self.id}", sink_for):
-            for path in result.files:
-                out.extend(self.worker.read_output(result.executor, path))
-        return out
+        parts = {}
+
+        def take(p, result):
+            parts[p] = [record for path in result.files
+                        for record in self.worker.read_output(result.executor, path)]
+
+        self._run_then_fetch(f"collect of dataset {self.id}", sink_for, take)
+        return [record for p in range(self.nparts) for record in parts[p]]
 
     def count(self):
         """Return the number of records in this dataset.
@@ -940,14 +968,20 @@ class Dataset:
         def sink_for(p, attempt):
             return Sink(kind=kind, path=f"{directory}/part-{p:05d}-{attempt}")
 
+        self._run_then_fetch(stage, sink_for, lambda p, result: self.worker.fetch_output(
+            result.executor, result.files[0], os.path.join(path, f"part-{p:05d}")))
+
+    def _run_then_fetch(self, stage, sink_for, take):
+        """Run every partition into the files of `sink_for`, then `take(p, result)` each one's
+        file from its executor (cluster mode: from its host). A partition whose host vanished
+        before its file was taken (FetchFailed: an executor there ran a task just before it died)
+        runs again on the executors that are left."""
         todo = list(range(self.nparts))
         for _ in range(self.worker.max_failures + 1):
-            results = run_partitions(self, stage, sink_for, todo)
             lost = []
-            for p, result in zip(todo, results, strict=True):
+            for p, result in zip(todo, run_partitions(self, stage, sink_for, todo), strict=True):
                 try:
-                    self.worker.fetch_output(result.executor, result.files[0],
-                                             os.path.join(path, f"part-{p:05d}"))
+                    take(p, result)
                 except FetchFailed as e:
                     lost.append(p)
                     self.worker.metrics["fetch_failures"] += 1
@@ -955,7 +989,7 @@ class Dataset:
             if not lost:
                 return
             todo = lost
-        raise EngineError(f"{stage}: the part files kept getting lost with their hosts",
+        raise EngineError(f"{stage}: the results kept getting lost with their hosts",
                           kind="FETCH_FAILED", stage=stage)
 
     def saveAsTextFile(self, path):
@@ -1023,3 +1057,14 @@ class Dataset:
         if other.worker is not self.worker:
             raise ValueError(f"{what}: datasets belong to different workers; "
                              "hand one over with worker.importData(dataset) first")
+
+
+def _default_partitions(parents):
+    """A shuffle's partitions when the call names none, as Spark's default partitioner: the
+    largest partition count of the parents, unless one is hash-partitioned by key into at least a
+    tenth of that many (a ``union`` of two ``reduceByKey`` results, say): then that count."""
+    most = max(p.nparts for p in parents)
+    kept = max((p.partitioner for p in parents if p.partitioner), default=None)
+    if kept and math.log10(most) - math.log10(kept) < 1:
+        return kept
+    return most

@@ -25,7 +25,7 @@ from .backend.plan import run_partitions
 from .backend.remote import AgentConnection, RemoteExecutor
 from .codec import read_file, write_partition
 from .dataset import Dataset
-from .errors import EngineError, FetchFailed
+from .errors import EngineError
 from .fileserver import FileServer, fetch, url
 from .rpc import ttypes
 
@@ -308,8 +308,9 @@ class Worker:
     Python callables or ``"file.py:Class"`` references; a ``"cpp"`` worker runs one C++ process
     per instance (per host in cluster mode) serving ``executor.cores`` tasks at a time and takes
     functions as ``"lib.so:Symbol"`` references. Datasets of different workers of a cluster are
-    combined after ``importData``. ``worker.metrics`` counts tasks, spills, lost executors and
-    failed fetches. The examples of its methods run on ``worker``, a Python worker.
+    combined after ``importData``. ``worker.metrics`` counts tasks, spills, lost executors,
+    failed fetches and the datasets the planner's walks over lineage visited
+    (``lineage_visits``). The examples of its methods run on ``worker``, a Python worker.
 
     Parameters
     ----------
@@ -352,7 +353,7 @@ class Worker:
         self.properties = dict(props)
         self.max_failures = props.int("task.max_failures")
         self.metrics = {"tasks": 0, "spill_files": 0, "spill_bytes": 0, "executors_lost": 0,
-                        "fetch_failures": 0, "hosts_lost": 0}
+                        "fetch_failures": 0, "hosts_lost": 0, "lineage_visits": 0}
         self.locality = []  # per stage reading located input: tasks node_local / any
         self.name = f"w{cluster.engine.next_id()}-{language}"
         self.shm_dir = os.path.join(cluster.shm_dir, self.name)
@@ -420,7 +421,9 @@ class Worker:
 
     def read_output(self, executor, path):
         """The records of the partition file `path` written by `executor` (fetched from its
-        host in cluster mode); the file is removed when it was local."""
+        host in cluster mode); the file is removed when it was local.
+
+        Raises FetchFailed (naming the host's file server) when the host cannot serve it."""
         if not self.cluster.agents:
             records = read_file(path)
             os.remove(path)
@@ -429,9 +432,6 @@ class Worker:
         try:
             fetch(executor.qualify(path), local)
             return read_file(local)
-        except FetchFailed as e:
-            raise EngineError(f"a result on {executor.name} is lost: {e}",
-                              kind="FETCH_FAILED") from None
         finally:
             if os.path.exists(local):
                 os.remove(local)

@@ -13,7 +13,7 @@ import threading
 
 from .auth import AuthFailed, client_handshake, secret_from_env, server_handshake
 from .errors import FetchFailed
-from .rpc import keepalive
+from .rpc import tune_socket
 
 _LEN = struct.Struct(">q")
 _CHUNK = 1 << 22
@@ -37,6 +37,7 @@ def url(address, path):
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self):
+        tune_socket(self.connection)  # the answer's length, then its bytes: two writes
         try:  # no request is read before the caller proved it holds the secret (AUTH.md)
             server_handshake(self.connection, self.server.secret)
         except (AuthFailed, OSError):
@@ -90,6 +91,9 @@ class FileServer(socketserver.ThreadingTCPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 overflows when a stage's tasks fetch at once: the
+    # kernel drops the SYNs past it and the callers wait a second for their retransmission
+    request_queue_size = socket.SOMAXCONN
 
     def __init__(self, roots, bind="127.0.0.1", port=0, advertise_host=None, secret=None):
         self.roots = [os.path.realpath(r) for r in roots]
@@ -124,7 +128,7 @@ def fetch(file_url, dest, offset=0, length=-1, timeout=30):
     try:
         with socket.create_connection((host, int(port)), timeout=min(timeout, CONNECT_TIMEOUT_S)) as s:
             s.settimeout(timeout)
-            keepalive(s)
+            tune_socket(s)
             client_handshake(s, secret_from_env())
             s.sendall(f"GET {offset} {length} {path}\n".encode())
             f = s.makefile("rb")

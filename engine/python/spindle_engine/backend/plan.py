@@ -25,6 +25,7 @@ def chain(ds, p, skip_storage=None):
     node = ds
     preferred = None
     while True:
+        ds.worker.metrics["lineage_visits"] += 1
         hit = node.storage.source(p) if node.storage and node is not skip_storage else None
         if hit is not None:
             source, preferred = hit
@@ -57,6 +58,7 @@ def source_nodes(ds, p):
     block replicas) when the chain reaches such a source; None when anywhere will do."""
     node = ds
     while True:
+        ds.worker.metrics["lineage_visits"] += 1
         if node.storage and node.storage.source(p) is not None:
             return None
         if node.kind == "narrow":
@@ -75,13 +77,21 @@ def source_nodes(ds, p):
             return None
 
 
-def prepare(ds):
-    """Materialize every boundary (shuffle outputs, imports, persisted data) ds's tasks read."""
+def prepare(ds, seen=None):
+    """Materialize every boundary (shuffle outputs, imports, persisted data) ds's tasks read.
+
+    Each dataset is visited once (`seen`: the ids visited so far), however many paths of the
+    lineage lead to it, and a stored one whose partitions are all kept is a leaf."""
+    seen = set() if seen is None else seen
+    if ds.id in seen:
+        return
+    seen.add(ds.id)
+    ds.worker.metrics["lineage_visits"] += 1
     if ds.storage and ds.storage.complete() and not ds.storage.rebalance():
         return
     if ds.kind in ("narrow", "union"):
         for parent in ds.parents:
-            prepare(parent)
+            prepare(parent, seen)
     elif ds.kind == "shuffle":
         ds.shuffle.ensure(ds)
     else:
@@ -284,8 +294,7 @@ class Shuffle:
         for i, parent in enumerate(ds.parents):
             missing = [q for q in range(parent.nparts) if q not in self.outputs[i]]
             if not missing:
-                continue
-            prepare(parent)
+                continue  # run_partitions below (and _bounds) prepare the parent
             if self.templates[i] is None:
                 template = copy.copy(self.map_sinks[i])
                 template.buckets = ds.nparts

@@ -36,6 +36,25 @@ class TaskSpec:
         self.plan = plan
         self.functions = functions
         self.nodes = nodes  # nodes holding its input (HDFS block replicas), None: anywhere
+        self._planned = None  # (attempt, Task, preferred, its generation)
+
+    def planned(self, attempt):
+        """plan(attempt), computed once: a slot looks at every pending task each time it takes
+        one. Planned again for a new attempt, after forget_plan(), or when the executor it
+        preferred is gone or was restarted (its cached partition went with it)."""
+        if self._planned is not None:
+            planned_attempt, task, preferred, generation = self._planned
+            if planned_attempt == attempt and (preferred is None or (
+                    preferred.alive() and preferred.generation == generation)):
+                return task, preferred
+        task, preferred = self.plan(attempt)
+        self._planned = (attempt, task, preferred,
+                         None if preferred is None else preferred.generation)
+        return task, preferred
+
+    def forget_plan(self):
+        """Plan the next try afresh (its cached input was missing, or its host lost)."""
+        self._planned = None
 
 
 def _describe(spec):
@@ -77,7 +96,7 @@ class StageRun:
                 for k, level in candidates([self.specs[i].nodes for i in order], ex.node, live,
                                            waited_out):
                     i = order[k]
-                    task, preferred = self.specs[i].plan(self.attempts[i])
+                    task, preferred = self.specs[i].planned(self.attempts[i])
                     if preferred is None or preferred is ex:
                         self.pending.remove(i)
                         self.running += 1
@@ -91,6 +110,8 @@ class StageRun:
     def _finish(self, i, result=None, retry=False, error=None, lost_host=None):
         with self.cond:
             self.running -= 1
+            if lost_host is not None or retry:
+                self.specs[i].forget_plan()
             if lost_host is not None:
                 self.lost_host = self.lost_host or lost_host
                 self.pending.append(i)
