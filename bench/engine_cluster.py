@@ -83,9 +83,13 @@ def run_job(client, cluster, main, args, on_line=None):
 
 
 def timings(lines):
+    """({workload: seconds}, {workload: answer}, {workload: [seconds of each iteration]}) from a
+    job's output."""
     times = {line.split()[1]: float(line.split()[2]) for line in lines if line.startswith("TIME ")}
     checks = {line.split()[1]: line.split(None, 2)[2] for line in lines if line.startswith("CHECK ")}
-    return times, checks
+    iterations = {line.split()[1]: [float(t) for t in line.split()[2:]] for line in lines
+                  if line.startswith("ITERS ")}
+    return times, checks, iterations
 
 
 def kmeans_with_a_kill(client, cluster):
@@ -114,23 +118,35 @@ def main():
     with live_user(env["SPINDLE_DATABASE_URL"], "bench") as client:
         cluster = launch(client, ENGINE)
         try:
-            engine, engine_checks = timings(run_job(client, cluster, JOB, ["spindle", "affinity=false", size]))
-            pinned, _ = timings(run_job(client, cluster, JOB, ["spindle", "affinity=true", size]))
+            engine, engine_checks, engine_iterations = timings(
+                run_job(client, cluster, JOB, ["spindle", "affinity=false", size]))
+            pinned, _, _ = timings(run_job(client, cluster, JOB, ["spindle", "affinity=true", size]))
             fault_times, fault_metrics = kmeans_with_a_kill(client, cluster)
         finally:
             destroy(client, cluster)
         cluster = launch(client, SPARK)
         try:
-            spark, spark_checks = timings(run_job(client, cluster, JOB, ["spark", size]))
+            spark, spark_checks, spark_iterations = timings(run_job(client, cluster, JOB, ["spark", size]))
         finally:
             destroy(client, cluster)
     report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics,
-           args.no_record, " (full size)" if args.full else "", COMMAND + (" --full" if args.full else ""))
+           {"engine": engine_iterations, "Spark": spark_iterations}, args.no_record,
+           " (full size)" if args.full else "", COMMAND + (" --full" if args.full else ""))
 
 
-def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics, no_record,
-           label, command):
-    result = {"engine_s": engine, "engine_affinity_s": pinned, "spark_s": spark,
+def flatness(iterations, workload):
+    """' (iteration n ÷ 2nd: engine r, Spark r)': whether the last iteration costs the second's."""
+    ratios = [f"{who} {each[-1] / each[1]:.2f}" for who, by_workload in iterations.items()
+              if len(each := by_workload.get(workload, [])) >= 2]
+    if not ratios:
+        return ""
+    n = len(next(iter(iterations.values()))[workload])
+    return f" (iteration {n} ÷ 2nd: {', '.join(ratios)})"
+
+
+def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics, iterations,
+           no_record, label, command):
+    result = {"engine_s": engine, "engine_affinity_s": pinned, "spark_s": spark, "iterations_s": iterations,
               "same_answers": {w: engine_checks.get(w) == spark_checks.get(w) for w in engine},
               "kmeans_fault_iteration_s": fault_times, "fault_metrics": fault_metrics}
     print(json.dumps(result, indent=1))
@@ -141,7 +157,8 @@ def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, faul
         record(HEADING, "| measured (UTC) | workload | Spindle engine | Spark 3.5 | Spark ÷ engine | "
                         "engine, affinity on | same answer | machine | command |\n"
                         "|---|---|---|---|---|---|---|---|---|\n",
-               f"| {when} | {w}{label} | {engine[w]:.2f} s | {spark[w]:.2f} s | **{spark[w] / engine[w]:.2f}×** | "
+               f"| {when} | {w}{label}{flatness(iterations, w)} | {engine[w]:.2f} s | {spark[w]:.2f} s | "
+               f"**{spark[w] / engine[w]:.2f}×** | "
                f"{pinned[w]:.2f} s ({engine[w] / pinned[w]:.2f}× vs off) | "
                f"{'yes' if engine_checks.get(w) == spark_checks.get(w) else 'NO'} | {machine()} | `{command}` |")
     others = fault_times[:3] + fault_times[4:]
