@@ -1,16 +1,15 @@
-# The one test command: installs and starts what the tests need (deploy/up), lints everything
-# (scripts/lint: ruff, mypy, shellcheck, clang-format, the web UI's eslint and tsc), then runs
-# every test.
-.PHONY: test test-products unit up down lint
+# The one test command: installs and starts what the tests need (deploy/up), then the
+# platform-free tier (`make unit`: lint, unit and engine tests on every core, C++ checks, Vitest),
+# then the tests of the running platform and the browser tests. docs/TESTING.md tells the tiers.
+.PHONY: test test-products unit dev up down lint
 
 # Prerequisites are made in order (up, then lint: it needs the venv and node_modules up installs);
 # no parallel make here.
 .NOTPARALLEL:
 
-test: up lint
-	.venv/bin/pytest
-	engine/cpp/test.sh
-	cd web-ui && npm test && npm run e2e
+test: up unit
+	.venv/bin/pytest tests/integration tests/security
+	cd web-ui && npm run e2e
 
 # The storage products' end-to-end tests (Kafka, Cassandra, YARN TeraSort, JupyterLab, Spark and the
 # engine on HDFS) and the other multi-minute ones (marked slow: Spark resized while a job runs, Spark
@@ -22,8 +21,12 @@ test-products: up
 lint:
 	scripts/lint
 
-unit:
-	.venv/bin/pytest tests/unit
+# Needs no running platform: scripts/lint, then scripts/test-unit.
+unit: dev lint
+	scripts/test-unit
+
+dev:
+	./deploy/dev
 
 up:
 	./deploy/up

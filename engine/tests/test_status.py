@@ -66,7 +66,8 @@ def _body(**fields):
     (_body(any=True), "sign", 400),
     (_body(at=time.time() - 3600), "sign", 400),            # replayed an hour later
     (b"x" * (status.MAX_REPORT_BYTES + 1), "sign", 413),
-])
+], ids=["unsigned", "other-secret", "not-json", "not-an-object", "negative-count", "count-a-string",
+        "count-a-bool", "replayed", "too-large"])  # bodies carry the time: ids the same in every run
 def test_bad_reports_are_refused_and_change_nothing(server, body, signature, expected):
     srv, url = server
     if signature == "sign":
