@@ -136,12 +136,12 @@ def main():
 
 def flatness(iterations, workload):
     """' (iteration n ÷ 2nd: engine r, Spark r)': whether the last iteration costs the second's."""
-    ratios = [f"{who} {each[-1] / each[1]:.2f}" for who, by_workload in iterations.items()
-              if len(each := by_workload.get(workload, [])) >= 2]
-    if not ratios:
+    runs = {who: each for who, by_workload in iterations.items()
+            if len(each := by_workload.get(workload, [])) >= 2}
+    if not runs:
         return ""
-    n = len(next(iter(iterations.values()))[workload])
-    return f" (iteration {n} ÷ 2nd: {', '.join(ratios)})"
+    n = max(len(each) for each in runs.values())
+    return f" (iteration {n} ÷ 2nd: {', '.join(f'{who} {e[-1] / e[1]:.2f}' for who, e in runs.items())})"
 
 
 def report(engine, pinned, spark, engine_checks, spark_checks, fault_times, fault_metrics, iterations,
