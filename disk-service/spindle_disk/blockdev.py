@@ -1,6 +1,7 @@
 """Commands on this machine's block devices: lsblk, and the unmount → mkfs → mount of a wipe."""
 import json
 import subprocess
+import time
 from typing import Any
 
 from spindle_disk.discovery import LSBLK_COMMAND, flatten
@@ -18,6 +19,14 @@ class CommandFailed(Exception):
 # How a Spindle data disk is mounted: a tenant's files there can never act as setuid programs or
 # device nodes for anyone on the host.
 MOUNT_OPTIONS = "noatime,nosuid,nodev"
+
+
+# A device just unmounted here can stay busy for a moment: a mount namespace being set up holds a
+# copy of every mount (runc makes one for each container it starts, on any node, and drops the
+# copies once the container's root is in place), and mkfs's exclusive open then fails. That is
+# waited out, for this long; a device still busy after it has a real holder and the wipe fails.
+BUSY_GRACE_S = 10.0
+BUSY = ("Device or resource busy", "apparently in use by the system")
 
 
 def run(command: list[str], timeout: float) -> str:
@@ -59,5 +68,13 @@ def reformat(device: str, mount_point: str, fs_type: str, label: str | None, tim
     if fs_type not in MKFS:
         raise CommandFailed(f"cannot wipe a {fs_type or 'unknown'} filesystem (only {', '.join(MKFS)})")
     run(["umount", mount_point], timeout)
-    run(MKFS[fs_type](device, label), timeout)
+    deadline = time.monotonic() + BUSY_GRACE_S
+    while True:
+        try:
+            run(MKFS[fs_type](device, label), timeout)
+            break
+        except CommandFailed as exc:
+            if not any(sign in str(exc) for sign in BUSY) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.1)
     run(["mount", "-o", MOUNT_OPTIONS, device, mount_point], timeout)

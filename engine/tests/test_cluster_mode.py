@@ -4,6 +4,7 @@ Covers results, striping over the work dirs, storage levels, and losing a host m
 
 import os
 import random
+import re
 import signal
 import subprocess
 import time
@@ -43,18 +44,25 @@ def _text(tmp_path, lines=3000, seed=3):
 
 def test_word_count_crosses_hosts_and_stripes_over_disks(engine, agents, tmp_path, fn):
     path, text = _text(tmp_path)
-    cluster = _cluster(engine, agents)
+    met = tmp_path / "rendezvous"
+    met.mkdir()
+    cluster = _cluster(engine, agents, **{"test.rendezvous": str(met), "test.rendezvous_n": 2})
     try:
         python = Worker(cluster, "python")
         assert sorted(ex.host for ex in python.executors) == ["127.0.0.1", "127.0.0.1"]
-        words = python.textFile(path, 6).flatMap(fn("wordcount.py:Split"))
+        # every map task starts only once both hosts run one, so both hosts write map outputs
+        words = python.textFile(path, 6).flatMap(fn("wordcount.py:Split")).map(fn("ops.py:Rendezvous"))
         counts = dict(words.reduceByKey(fn("wordcount.py:Join"), 4).collect())
         assert counts == Counter(text.split())
+        assert len(os.listdir(met)) == 2
         served = [agent.stats() for agent in cluster.agents]
         assert all(s["files_served"] > 0 and s["bytes_served"] > 0 for s in served), served
-        for agent in agents:  # each host wrote shuffle files on both of its disks
-            shuffled = agent.files("w*/shuffle*/*.bin")
-            assert {p.split("/spindle-engine/")[0] for p in shuffled} == set(agent.disks)
+        outputs = [{re.search(r"/(p\d+-m\d+-a\d+)-[^/]*\.bin$", p)[1]: p.split("/spindle-engine/")[0]
+                    for p in agent.files("w*/shuffle*/*.bin")} for agent in agents]
+        assert min(len(o) for o in outputs) > 0 and sum(len(o) for o in outputs) == 6
+        for agent, kept in zip(agents, outputs, strict=True):  # one per map task, round the host's disks
+            used = set(kept.values())  # (6 on 2 hosts: one has 3 or more, so uses both disks)
+            assert len(used) == min(len(kept), len(agent.disks)) and used <= set(agent.disks)
     finally:
         cluster.stop()
     for agent in agents:  # the session's files went with the driver's connection

@@ -48,6 +48,8 @@ def test_python_executors_pinned_one_per_cpu(engine):
 def test_cpp_connection_threads_pinned_one_per_cpu(engine):
     cluster, worker = _worker("cpp", affinity=True)
     try:
+        for slot in worker.slots:  # a connection per slot, as a job opens when all its slots run
+            slot.connect(worker.properties)
         assert worker.parallelize(range(1000), 8).count() == 1000
         [pid] = worker.executor_pids()
         with open(f"/proc/{pid}/environ", "rb") as f:

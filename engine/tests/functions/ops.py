@@ -60,3 +60,22 @@ class Property:
 
     def call(self, x, context):
         return (context.props()["test.tag"], x)
+
+
+class Rendezvous:
+    """map, identity: a task's first record waits until `test.rendezvous_n` executor processes have
+    started a task (each leaves its pid in dir `test.rendezvous`), so a stage's tasks reach every
+    executor however the machine schedules the slots' threads. Gives up after 30 s."""
+
+    def before(self, context):
+        import os
+        import time
+        props = context.props()
+        folder, want = props["test.rendezvous"], int(props["test.rendezvous_n"])
+        open(os.path.join(folder, str(os.getpid())), "w").close()
+        deadline = time.monotonic() + 30
+        while len(os.listdir(folder)) < want and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def call(self, x, context):
+        return x

@@ -1,6 +1,7 @@
 """Release really wipes: on a real loop device (created here, labelled spdl-…, removed after),
 a file written by the owner is gone after release, and the disk is free and mounted again."""
 import json
+import subprocess
 import time
 
 import pytest
@@ -73,6 +74,37 @@ def test_release_wipes_the_disk_and_frees_it(api, loop_disk):
     assert [(t["from_state"], t["to_state"], t["actor"]) for t in log][-3:] == [
         ("free", "allocated", "scheduler"), ("allocated", "wiping", "scheduler"),
         ("wiping", "free", "disk-service/wipe")]
+
+
+def test_a_wipe_waits_out_a_mount_namespace_that_still_holds_the_disk_a_moment(api, loop_disk):
+    """CI run 4's failed disk: runc, starting a container on the node, holds a copy of every mount
+    until the container's root is in place, so the wipe's mkfs found the just-unmounted device busy.
+    Here a mount namespace made by `unshare` holds that copy until the test ends it."""
+    disk = register_local(api, loop_disk)
+    api.post("/allocations", json={"node": "local", "disk_class": "hdd", "count": 1, "owner": "m0"}, headers=SERVICE)
+    with open(f"{loop_disk['mount']}/owner-data", "w") as f:
+        f.write("x")
+    holder = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sleep", "infinity"])
+    try:
+        deadline = time.monotonic() + 30
+        while not any(loop_disk["mount"] in line.split()[4:5] for line in _mountinfo(holder.pid)):
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        api.post("/allocations/release", json={"owner": "m0"}, headers=SERVICE)
+        while subprocess.run(["mountpoint", "-q", loop_disk["mount"]]).returncode == 0:  # unmounted here
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert api.get(f"/disks/{disk['id']}", headers=ADMIN).json()["state"] == "wiping"  # mkfs: busy
+    finally:
+        holder.kill()
+        holder.wait()
+    wait_for_state(api, disk["id"], "free")
+    assert sh("ls", "-A", loop_disk["mount"]) == ""
+
+
+def _mountinfo(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/mountinfo") as f:
+        return f.read().splitlines()
 
 
 def test_a_failed_wipe_quarantines_the_disk_until_an_admin_wipes_it(api, loop_disk):
