@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from functools import partial
 
 import docker
+import httpx
 from fastapi import FastAPI
 from pymesos import MesosSchedulerDriver
 
@@ -60,6 +61,9 @@ def running_framework(app: FastAPI):
     info = framework_info(framework.store.framework_id(), principal=settings.mesos_principal)
     driver = MesosSchedulerDriver(framework, info, settings.mesos_master, use_addict=True,
                                   implicit_acknowledgements=True, **credential)
+    framework.registered_agents = partial(registered_agents, settings.mesos_master,
+                                          (settings.mesos_principal, settings.mesos_secret)
+                                          if settings.mesos_principal else None)
     driver.start()
     app.state.framework, app.state.driver = framework, driver
     app.state.sweeper = sweeper = Sweeper(framework, framework.launcher.disks, settings.disk_sweep_grace_s)
@@ -76,6 +80,13 @@ def running_framework(app: FastAPI):
     finally:
         stop.set()
         driver.stop(failover=True)  # keep the framework (and its tasks) registered for our return
+
+
+def registered_agents(master: str, credential: tuple[str, str] | None, timeout_s: float = 2.0) -> set[str]:
+    """The hostnames of the agents master ``host:port`` counts as active (operator API GET_AGENTS)."""
+    answer = httpx.post(f"http://{master}/api/v1", json={"type": "GET_AGENTS"}, auth=credential,
+                        headers={"Accept": "application/json"}, timeout=timeout_s).raise_for_status().json()
+    return {a["agent_info"]["hostname"] for a in answer["get_agents"]["agents"] if a.get("active")}
 
 
 def _expire_held_offers(framework: SpindleFramework, driver, stop: threading.Event) -> None:

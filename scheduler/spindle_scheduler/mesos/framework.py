@@ -74,6 +74,11 @@ class SpindleFramework(Scheduler):
         self.revive_gather_s = REVIVE_GATHER_S
         self.revived_at: float | None = None
         self.clock: Callable[[], float] = time.monotonic
+        # The hostnames of the agents the master counts as active (driver.py asks its operator API),
+        # read at each revive: a node whose offer never came yet (its agent just registered, or came
+        # back after it was lost and so left last_offers) is gathered like one whose offer was seen.
+        self.registered_agents: Callable[[], set[str]] | None = None
+        self.expected_nodes: set[str] = set()
 
     # --- registration and reconciliation ---------------------------------------------------
     def registered(self, driver, framework_id, master_info) -> None:
@@ -111,14 +116,25 @@ class SpindleFramework(Scheduler):
         (those declined before, refuse_seconds, come back now) and place when they arrive, with the
         offers held. When the held offers are every node's already, no new offer will come: place
         on them now (and the hold timer places on whatever is held a few seconds later anyway)."""
+        expected = self._registered_agents()  # an HTTP call: not under the lock
         with self.lock:
+            self.expected_nodes = expected
             self.revived_at = self.clock()
             if self._every_node_held():
                 self._place_on_held(driver, self.revived_at)
         driver.reviveOffers()
 
+    def _registered_agents(self) -> set[str]:
+        if self.registered_agents is None:
+            return set()
+        try:
+            return self.registered_agents()
+        except Exception as exc:  # the master away: gather the nodes seen in offers only
+            log.warning("cannot list the master's agents: %s", exc)
+            return set()
+
     def _every_node_held(self) -> bool:
-        return {o.hostname for o, _ in self.held.values()} >= set(self.last_offers)
+        return {o.hostname for o, _ in self.held.values()} >= set(self.last_offers) | self.expected_nodes
 
     def expire_held(self, driver) -> None:
         """Every few seconds (driver.py): what is pending is placed on the held offers, and held offers

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from spindle_scheduler.mesos.driver import registered_agents
 from tests.integration.mesos.conftest import Recorder, framework, operator
 from tests.integration.mesos.test_conformance import launch, states
 
@@ -124,6 +125,20 @@ def test_offers_from_every_agent_and_one_task_on_each(make_cluster, executors):
         for offer in chosen:
             agent = listed[offer["agent_id"]["value"]]
             assert agent["active"] and agent["agent_info"]["hostname"] == offer["hostname"]
+
+
+def test_the_scheduler_lists_the_agents_the_master_counts_as_active(make_cluster):
+    """What the scheduler gathers offers of after a revive (a node whose offer has not come yet
+    included): the real operator call GET_AGENTS, with the scheduler's credential."""
+    cluster = make_cluster(2, **SHORT_TIMEOUT)
+    cluster.require_own_processes("make an agent unreachable")
+    credential = cluster.credential if cluster.credential[0] else None
+    assert registered_agents(cluster.url, credential) == {"node-0", "node-1"}
+    cluster.agents["node-0"].kill()
+    deadline = time.monotonic() + 30
+    while registered_agents(cluster.url, credential) != {"node-1"}:  # unreachable: not active
+        assert time.monotonic() < deadline, operator(cluster.url, "GET_AGENTS", cluster.credential)
+        time.sleep(0.2)
 
 
 def test_unreachable_agent_and_its_return_with_the_same_executor(make_cluster, executors):

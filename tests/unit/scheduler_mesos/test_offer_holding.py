@@ -158,3 +158,36 @@ def test_the_gathering_ends_after_its_time():
     fw.now[0] = fw.revive_gather_s
     fw.expire_held(driver)  # n1 never answered: place on what is held
     assert driver.launched == [("o-n2", ["task-on-n2"])]
+
+
+def test_a_registered_agent_whose_offer_never_came_is_gathered_too():
+    # The "4 Spark workers on 2 of 3 nodes" flake: n3's agent is registered with the master (just
+    # started, or back after it was lost, which dropped it from last_offers) but no offer of it came
+    # yet. A spread launch placed at once on n1 and n2's held offers; now it waits for n3's.
+    fw, driver, launcher = framework([], set())
+    driver.reviveOffers = lambda: None
+    fw.registered_agents = lambda: {"n1", "n2", "n3"}
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # nothing pending: declined
+    launcher.store.pending = [pending_task()]
+    launcher.needs = {"n1"}
+    fw.revive(driver)
+    fw.resourceOffers(driver, [offer("n1"), offer("n2")])  # what revive brings back
+    assert driver.launched == [] and sorted(fw.held) == ["o-n1", "o-n2"]
+    launcher.needs = {"n1", "n3"}
+    fw.resourceOffers(driver, [offer("n3")])
+    assert driver.launched == [("o-n1", ["task-on-n1"]), ("o-n3", ["task-on-n3"])]
+
+
+def test_without_the_masters_agent_list_the_nodes_seen_in_offers_are_gathered():
+    fw, driver, launcher = framework([], set())
+    driver.reviveOffers = lambda: None
+
+    def unreachable():
+        raise OSError("connection refused")
+    fw.registered_agents = unreachable
+    fw.resourceOffers(driver, [offer("n1")])
+    launcher.store.pending = [pending_task()]
+    launcher.needs = {"n1"}
+    fw.revive(driver)
+    fw.resourceOffers(driver, [offer("n1")])  # every node it knows is held: placed at once
+    assert driver.launched == [("o-n1", ["task-on-n1"])]
