@@ -40,9 +40,10 @@ def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url)
     wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
     with live_user(database_url, "nodespark") as user:
         # Workers of 1536 MB: 1024 MB for executors (the manifest keeps 512 for the worker's JVM; a
-        # job's executors take 768 MB). One per node: "spread" alone is a preference, which used the
-        # nodes whose offers had room at that moment (a node's offer gathered late once put all four
-        # on two nodes); anti-affinity with wait_for_resources waits for all three instead.
+        # job's executors take 768 MB). One per node: "spread" alone is a preference over the offers
+        # gathered (once all four went on two nodes: the scheduler gathered only nodes whose offers it
+        # had seen, and a just-registered agent's first offer had not come; it now asks the master for
+        # its agents, 10391cf); anti-affinity with wait_for_resources asks for all three.
         options = {"roles": {"worker": {"count": 3, "mem_mb": 1536, "disks": {"hdd": 1}}},
                    "placement": {"strategy": "spread", "anti_affinity": ["worker"]}, "wait_for_resources": True}
         wait_for("offers with room on every node", lambda: user.plan("spark", "3.5", options).placeable, 60)
