@@ -86,12 +86,27 @@ ClusterEvent = Annotated[EventView, BeforeValidator(lambda data: _with_utc(data,
 # --- products -------------------------------------------------------------------------------------
 
 
+class ProductImages(BaseModel):
+    """Whether the product's images are built (deploy/up builds them in the background, one at a time)."""
+
+    state: Literal["ready", "preparing", "failed"] = Field(
+        description="ready: its images are in the registry; preparing: still being built (a launch is accepted "
+                    "and waits for them, its timeline says so); failed: a build failed (a launch fails, IMAGE_FAILED)")
+    image: str | None = Field(default=None, description="the image not ready yet")
+    image_state: Literal["queued", "building", "pushing", "failed"] | None = None
+    step: int | None = Field(default=None, description="the Dockerfile step being built, of steps")
+    steps: int | None = None
+    message: str | None = Field(default=None,
+                                description="one line, e.g. image spindle/kafka:4.0 building (step 3 of 12)")
+
+
 class ProductSummary(BaseModel):
     name: str
     version: str
     description: str
     roles: list[str]
     path: str = Field(description="where to GET the manifest and POST a launch")
+    images: ProductImages
 
 
 class ProductCatalog(BaseModel):

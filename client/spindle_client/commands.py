@@ -92,10 +92,21 @@ def cmd_products(args: argparse.Namespace, client: SpindleClient, _: str) -> int
     if args.json:
         _print_json(products)
         return 0
-    print(f"{'PRODUCT':<14}{'VERSION':<9}{'ROLES':<18}DESCRIPTION")
+    print(f"{'PRODUCT':<14}{'VERSION':<9}{'IMAGES':<17}{'ROLES':<18}DESCRIPTION")
     for p in products:
-        print(f"{p.name:<14}{p.version:<9}{','.join(p.roles):<18}{p.description}")
+        print(f"{p.name:<14}{p.version:<9}{_images(p.images):<17}{','.join(p.roles):<18}{p.description}")
+    preparing = [f"{p.name} {p.version}: {p.images.message}" for p in products if p.images.state != "ready"]
+    if preparing:  # a launch of one is accepted and waits for its images
+        print("\n" + "\n".join(preparing))
     return 0
+
+
+def _images(images: models.ProductImages) -> str:
+    """ready, failed, or preparing with the build's step (e.g. preparing 3/12)."""
+    state = str(getattr(images.state, "value", images.state))
+    if state == "preparing" and images.step and images.steps:
+        return f"preparing {images.step}/{images.steps}"
+    return state
 
 
 def cmd_launch(args: argparse.Namespace, client: SpindleClient, username: str) -> int:

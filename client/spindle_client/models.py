@@ -19,6 +19,7 @@ from spindle_client.models_gen import (
                                        MemberView,
                                        Plan,
                                        ProductCatalog,
+                                       ProductImages,
                                        ProductSummary,
                                        Quota,
                                        QuotaAmounts,
@@ -38,4 +39,5 @@ Dataset = DatasetView
 
 __all__ = ["Capacity", "Cluster", "ClusterMetrics", "ClusterPage", "ClusterState", "Disk", "DiskCapacity",
            "ErrorEnvelope", "Event", "ExecRecord", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog",
+           "ProductImages",
            "User", "CreatedToken", "Token", "Quota", "QuotaAmounts", "Dataset"]

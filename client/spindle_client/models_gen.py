@@ -778,8 +778,48 @@ class PortSpec(ApiModel):
     ] = False
 
 
+class ImageState(StrEnum):
+    queued = 'queued'
+    building = 'building'
+    pushing = 'pushing'
+    failed = 'failed'
+
+
+class State2(StrEnum):
+    ready = 'ready'
+    preparing = 'preparing'
+    failed = 'failed'
+
+
+class ProductImages(ApiModel):
+    image: Annotated[
+        str | None, Field(description='the image not ready yet', title='Image')
+    ] = None
+    image_state: Annotated[ImageState | None, Field(title='Image State')] = None
+    message: Annotated[
+        str | None,
+        Field(
+            description='one line, e.g. image spindle/kafka:4.0 building (step 3 of 12)',
+            title='Message',
+        ),
+    ] = None
+    state: Annotated[
+        State2,
+        Field(
+            description='ready: its images are in the registry; preparing: still being built (a launch is accepted and waits for them, its timeline says so); failed: a build failed (a launch fails, IMAGE_FAILED)',
+            title='State',
+        ),
+    ]
+    step: Annotated[
+        int | None,
+        Field(description='the Dockerfile step being built, of steps', title='Step'),
+    ] = None
+    steps: Annotated[int | None, Field(title='Steps')] = None
+
+
 class ProductSummary(ApiModel):
     description: Annotated[str, Field(title='Description')]
+    images: ProductImages
     name: Annotated[str, Field(title='Name')]
     path: Annotated[
         str,

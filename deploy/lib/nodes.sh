@@ -200,6 +200,7 @@ node_registry() { echo "$SPINDLE_FABRIC_ADDR:${SPINDLE_REGISTRY_PORT:-5000}"; }
 load_node_images() {
   local node="$1" image registry; registry="$(node_registry)"
   for image in ${SPINDLE_NODE_IMAGES:-spindle/base:bookworm}; do
+    wait_image_ready "$image" || die "node $node cannot pull $image: it is not in the registry"
     node_docker "$node" pull -q "$registry/$image" >/dev/null || die "node $node could not pull $image from $registry"
     node_docker "$node" tag "$registry/$image" "$image" # (the registry's name stays: it keeps the digest)
   done

@@ -3,7 +3,8 @@
 # image. The build context is the Dockerfile's directory, or the directory named (relative to it)
 # in a `build-context` file next to it (the engine image builds from engine/). Idempotent: a
 # build runs only when the image is missing or its Dockerfile or context changed (their hash is
-# kept in the image label io.spindle.dockerfile-sha256).
+# kept in the image label io.spindle.dockerfile-sha256). They build after the platform answers, in
+# the background (deploy/build-images), each image's progress in a state file the catalog shows.
 
 # product_image_name MANIFEST -> the "image" field of a product manifest.
 product_image_name() {
@@ -19,9 +20,11 @@ build_context_hash() {
     | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
 
-build_product_images() {
-  local dockerfile dir context image hash current name
-  local -a pids=() names=()
+# product_images -> one line per product image, IMAGE|DOCKERFILE|CONTEXT|HASH|NAME: its Dockerfile,
+# build context, the hash of both (kept in the image label io.spindle.dockerfile-sha256) and the
+# name of its build log.
+product_images() {
+  local dockerfile dir context image hash
   for dockerfile in "$SPINDLE_ROOT"/catalog/*/*/Dockerfile; do
     [[ -e "$dockerfile" ]] || continue
     dir="$(dirname "$dockerfile")"
@@ -30,21 +33,90 @@ build_product_images() {
     image="$(product_image_name "$dir/manifest.json")" || die "cannot read the image name from $dir/manifest.json"
     hash="$(sha256sum "$dockerfile" | cut -d' ' -f1)"
     [[ "$context" == "$dir" ]] || hash="$(echo "$hash $(build_context_hash "$context")" | sha256sum | cut -d' ' -f1)"
-    current="$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$image" 2>/dev/null || true)"
-    if [[ "$current" == "$hash" ]]; then log "product image $image is up to date"; continue; fi
-    name="build-$(basename "$(dirname "$dir")")-$(basename "$dir")"
-    log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/}; log: $SPINDLE_LOG_DIR/$name.log)"
-    # Every product image is FROM the base image only: they build side by side (mostly downloads).
-    docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" \
-      --label io.spindle.owned=true --label io.spindle.image=product \
-      --label "io.spindle.dockerfile-sha256=$hash" -t "$image" -f "$dockerfile" "$context" \
-      >"$SPINDLE_LOG_DIR/$name.log" 2>&1 &
-    pids+=("$!") names+=("$image|$name")
+    echo "$image|$dockerfile|$context|$hash|build-$(basename "$(dirname "$dir")")-$(basename "$dir")"
   done
-  local i failed=""
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}" || failed+=" ${names[$i]%%|*} (see $SPINDLE_LOG_DIR/${names[$i]##*|}.log)"
+}
+
+IMAGE_STATES="$SPINDLE_STATE_DIR/images"
+
+# write_image_state IMAGE STATE [STEP STEPS MESSAGE] -> the state file the catalog and the
+# orchestrator read (common/spindle_common/images.py), replaced whole (rename).
+write_image_state() {
+  local file
+  file="$IMAGE_STATES/$(echo "$1" | tr '/:' '__').json"
+  python3 -c 'import json, sys, time
+image, state, step, steps, message = sys.argv[1:6]
+print(json.dumps({"image": image, "state": state, "step": int(step) if step else None,
+                  "steps": int(steps) if steps else None, "message": message or None,
+                  "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}))' \
+    "$1" "$2" "${3:-}" "${4:-}" "${5:-}" > "$file.tmp" && mv "$file.tmp" "$file"
+}
+
+# image_state IMAGE -> its state in the background build (ready when it has no state file).
+image_state() {
+  local file
+  file="$IMAGE_STATES/$(echo "$1" | tr '/:' '__').json"
+  [[ -e "$file" ]] || { echo ready; return; }
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' "$file" 2>/dev/null || echo queued
+}
+
+# wait_image_ready IMAGE [SECONDS] -> returns once IMAGE is in the registry; fails when its build
+# failed or after SECONDS (default 1800).
+wait_image_ready() {
+  local deadline=$((SECONDS + ${2:-1800})) state
+  while state="$(image_state "$1")"; [[ "$state" != ready ]]; do
+    [[ "$state" != failed ]] || { log "image $1 failed to build (see $SPINDLE_LOG_DIR/image-builder.log)"; return 1; }
+    (( SECONDS < deadline )) || { log "image $1 still $state after ${2:-1800} s"; return 1; }
+    sleep 1
   done
-  [[ -z "$failed" ]] || die "building product images failed:$failed"
-  (( ${#pids[@]} == 0 )) || log "built ${#pids[@]} product image(s)"
+}
+
+# start_product_image_builds -> every product image queued (a fresh state file each), then built and
+# pushed by deploy/build-images in the background, one at a time: the platform answers before they
+# are. A builder of an earlier `up` is stopped first (it starts over: built images are skipped).
+start_product_image_builds() {
+  stop_image_builds
+  rm -rf "$IMAGE_STATES"
+  mkdir -p "$IMAGE_STATES"
+  local line
+  while IFS= read -r line; do write_image_state "${line%%|*}" queued; done < <(product_images)
+  start_daemon image-builder nice -n 10 "$SPINDLE_ROOT/deploy/build-images"
+}
+
+# stop_image_builds -> the background builder and the build it runs (its process group).
+stop_image_builds() {
+  if pid_alive image-builder; then kill -TERM -- "-$(cat "$SPINDLE_RUN_DIR/image-builder.pid")" 2>/dev/null || true; fi
+  stop_daemon image-builder
+}
+
+# build_product_image IMAGE DOCKERFILE CONTEXT HASH NAME -> builds IMAGE unless it is up to date,
+# with a low CPU share (build_cgroup); its state says the step it is at. Fails with the build's exit code.
+build_product_image() {
+  local image="$1" dockerfile="$2" context="$3" hash="$4" name="$5" current line
+  current="$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$image" 2>/dev/null || true)"
+  if [[ "$current" == "$hash" ]]; then log "product image $image is up to date"; return 0; fi
+  log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/}; log: $SPINDLE_LOG_DIR/$name.log)"
+  write_image_state "$image" building
+  docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" --cgroup-parent "$(build_cgroup)" \
+    --label io.spindle.owned=true --label io.spindle.image=product \
+    --label "io.spindle.dockerfile-sha256=$hash" -t "$image" -f "$dockerfile" "$context" 2>&1 \
+    | tee "$SPINDLE_LOG_DIR/$name.log" | while IFS= read -r line; do
+        if [[ "$line" =~ ^Step\ ([0-9]+)/([0-9]+) ]]; then
+          write_image_state "$image" building "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        fi
+      done
+  return "${PIPESTATUS[0]}"
+}
+
+# build_cgroup -> the cgroup the builds' containers run in (Docker's --cgroup-parent), made with a
+# low CPU share so that members and tests on this machine come first; "" (Docker's default) when
+# it cannot be made.
+build_cgroup() {
+  local v1=/sys/fs/cgroup/cpu/spindle-build v2=/sys/fs/cgroup/spindle-build
+  if [[ -d /sys/fs/cgroup/cpu ]]; then
+    mkdir -p "$v1" 2>/dev/null && echo 128 > "$v1/cpu.shares" 2>/dev/null && { echo /spindle-build; return; }
+  elif [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+    mkdir -p "$v2" 2>/dev/null && echo 20 > "$v2/cpu.weight" 2>/dev/null && { echo /spindle-build; return; }
+  fi
+  echo ""
 }

@@ -55,17 +55,18 @@ ensure_registry() {
   wait_for "the nodes' (read-only) image registry on $fabric_addr" 30 registry_ok "$fabric_addr"
 }
 
-# push_images -> the base image and every product image, into the registry (unchanged layers are
-# not sent again).
-push_images() {
-  local manifest image
-  for image in "$SPINDLE_BASE_IMAGE" $(for manifest in "$SPINDLE_ROOT"/catalog/*/*/manifest.json; do
-                                         product_image_name "$manifest"; done | sort -u); do
-    docker tag "$image" "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image"
-    docker push -q "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image" >/dev/null || die "pushing $image to the registry failed"
-    docker rmi "127.0.0.1:$SPINDLE_REGISTRY_PORT/$image" >/dev/null # the tag only; the image stays
-  done
-  log "images in the registry (nodes pull from $SPINDLE_FABRIC_ADDR:$SPINDLE_REGISTRY_PORT)"
+# push_image IMAGE -> IMAGE into the registry (unchanged layers are not sent again).
+push_image() {
+  docker tag "$1" "127.0.0.1:$SPINDLE_REGISTRY_PORT/$1"
+  docker push -q "127.0.0.1:$SPINDLE_REGISTRY_PORT/$1" >/dev/null || { docker rmi "127.0.0.1:$SPINDLE_REGISTRY_PORT/$1" >/dev/null; return 1; }
+  docker rmi "127.0.0.1:$SPINDLE_REGISTRY_PORT/$1" >/dev/null # the tag only; the image stays
+}
+
+# push_base_image -> the base image, which static-web and every job image are (product images are
+# pushed by deploy/build-images as each is built).
+push_base_image() {
+  push_image "$SPINDLE_BASE_IMAGE" || die "pushing $SPINDLE_BASE_IMAGE to the registry failed"
+  log "base image in the registry (nodes pull from $SPINDLE_FABRIC_ADDR:$SPINDLE_REGISTRY_PORT)"
 }
 
 stop_registry() { stop_daemon registry-fabric; stop_daemon registry; }

@@ -35,17 +35,19 @@ from spindle_common.contracts import (
     utcnow,
 )
 from spindle_common.errors import ApiError
+from spindle_common.images import product_state
 from spindle_orchestrator import bindings, datasets, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
-from spindle_orchestrator.models import Cluster, Dataset, Member
+from spindle_orchestrator.models import Cluster, Dataset, Event, Member
 from spindle_orchestrator.reconcile import (
     FOLLOWED,
     SERVED,
     Action,
     AddMembers,
     AnnounceHealthy,
+    AwaitImages,
     CheckDrain,
     Desired,
     Drain,
@@ -146,8 +148,9 @@ class Lifecycle:
             cluster = session.scalar(select(Cluster).where(Cluster.id == cluster_id).with_for_update(skip_locked=True))
             if cluster is None:
                 return False  # another worker holds it
-            desired = desired_of(cluster, self._manifest_or_none(cluster), datasets.keeping(session, cluster))
-            observed = self.observe(session, cluster, desired)
+            manifest = self._manifest_or_none(cluster)
+            desired = desired_of(cluster, manifest, datasets.keeping(session, cluster))
+            observed = self.observe(session, cluster, desired, manifest)
             actions = reconcile(desired, observed, utcnow(), self.timeouts)
             if any(isinstance(a, Launch) for a in actions):
                 try:
@@ -166,9 +169,10 @@ class Lifecycle:
         except ApiError:
             return None
 
-    def observe(self, session: Session, cluster: Cluster, desired: Desired) -> Observed:
+    def observe(self, session: Session, cluster: Cluster, desired: Desired, manifest: dict | None = None) -> Observed:
         """Only what this state's decisions need: one scheduler call, one Consul call while
-        CONFIGURING, and the cluster's jobs from this service's own table."""
+        CONFIGURING, the cluster's jobs from this service's own table, and while PENDING whether
+        the product's images are built yet (their state files, ``spindle_common.images``)."""
         state = desired.state
         gives_back = state == S.DESTROYING or desired.delete_requested or (state == S.FAILED and not desired.cleaned_up)
         stopping = state == S.STOPPING or (desired.stop_requested and state in SERVED)
@@ -190,8 +194,10 @@ class Lifecycle:
                                 for e in self.consul.service_health(cluster.id)
                                 if all(c["Status"] == "passing" for c in e["Checks"]))
         running_jobs = sum(1 for j in jobs.of_cluster(session, cluster.id) if j.state in (jobs.PENDING, jobs.RUNNING))
+        images = product_state(self.settings.state_dir, manifest) \
+            if state == S.PENDING and manifest is not None and not gives_back else None
         return Observed(tasks=tasks, consul_passing=passing,
-                        jobs_running=running_jobs if gives_back or stopping else 0)
+                        jobs_running=running_jobs if gives_back or stopping else 0, images=images)
 
     # --- applying ---------------------------------------------------------------------------------
     def apply(self, session: Session, cluster: Cluster, action: Action) -> None:
@@ -254,6 +260,11 @@ class Lifecycle:
                         {"owner": m.member_id, "dns_name": f"{m.role}-{m.index}",
                          "health_tcp_port": ((m.spec.get("container") or {}).get("health") or {}).get("tcp_port")}
                         for m in named], dns_service=cluster.id, healthy=True)
+            case AwaitImages(reason=reason):
+                last = session.scalar(select(Event.message).where(Event.cluster_id == cluster.id, Event.step == "image")
+                                      .order_by(Event.seq.desc()).limit(1))
+                if last != reason:  # its progress, not every look
+                    record_event(session, cluster.id, "image", "WAITING", reason)
             case Recheck(after_s=after_s):
                 self.recheck(cluster.id, after_s)
             case MarkCleanedUp():

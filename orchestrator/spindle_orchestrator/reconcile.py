@@ -94,6 +94,9 @@ class Observed:
     consul_passing: frozenset[str] = frozenset()  # member ids whose DNS name Consul answers for
     jobs_running: int = 0
     launch_error: tuple[str, str] | None = None  # (code, message) of the launch just tried
+    # PENDING only: the product's images (spindle_common.images.product_state): "ready", or
+    # "preparing" / "failed" with a message while deploy/up builds them in the background.
+    images: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,15 @@ class Action:
 @dataclass(frozen=True)
 class Launch(Action):
     """Hold the members' floating IPs, render their containers and hand the cluster to the scheduler."""
+
+
+@dataclass(frozen=True)
+class AwaitImages(Action):
+    """The product's images are still being built: say so in the timeline (once per change)."""
+
+
+# How often a launch waiting for its product's images looks again.
+IMAGE_POLL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -274,6 +286,14 @@ def _launch(desired: Desired, observed: Observed, plan: _Plan) -> None:
     if observed.launch_error:
         code, message = observed.launch_error
         plan.to(S.FAILED, message, code=code)
+        return
+    images = observed.images or {"state": "ready"}
+    if images["state"] == "failed":
+        plan.to(S.FAILED, f"the product's {images['message']}", code="IMAGE_FAILED")
+        return
+    if images["state"] != "ready":
+        plan.actions.append(AwaitImages(f"waiting for the product's {images['message']}"))
+        plan.actions.append(Recheck("its images may be ready then", IMAGE_POLL_S))
         return
     plan.actions.append(Launch(f"{len(desired.members) or 'all'} members to place"))
     if desired.wait_for_resources:

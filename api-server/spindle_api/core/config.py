@@ -15,6 +15,9 @@ class Settings(ServiceSettings):
     web_ui_dist: Path = _REPO_WEB_UI_DIST
     # Product manifests: <catalog_root>/<product>/<version>/manifest.json.
     catalog_root: Path = _REPO / "catalog"
+    # deploy/up's state; <state_dir>/images/ says which product images are still being built
+    # (spindle_common.images).
+    state_dir: Path = Path("/var/lib/spindle")
     # Internal services the public API fronts (loopback; they trust the internal token).
     orchestrator_url: str = "http://127.0.0.1:8081"
     scheduler_url: str = "http://127.0.0.1:8082"

@@ -22,18 +22,26 @@ def internal_token(platform_env) -> str:
 
 
 @pytest.fixture
-def orchestrator_url(fresh_database, internal_token):
+def state_dir(tmp_path):
+    """The services' state folder: none of the platform's product images is being built here
+    (``images/`` empty) unless a test writes the builder's state files."""
+    (tmp_path / "state" / "images").mkdir(parents=True)
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def orchestrator_url(fresh_database, internal_token, state_dir):
     migrations.upgrade("spindle_orchestrator", fresh_database)
-    with serve(build_orchestrator(OrchestratorSettings(database_url=fresh_database,
-                                                       internal_token=internal_token))) as url:
+    with serve(build_orchestrator(OrchestratorSettings(database_url=fresh_database, internal_token=internal_token,
+                                                       state_dir=state_dir))) as url:
         yield url
 
 
 @pytest.fixture
-def api(fresh_database, consul_url, orchestrator_url, internal_token):
+def api(fresh_database, consul_url, orchestrator_url, internal_token, state_dir):
     migrations.upgrade("spindle_api", fresh_database)
     app = build_app(Settings(database_url=fresh_database, consul_url=consul_url, orchestrator_url=orchestrator_url,
-                             internal_token=internal_token))
+                             internal_token=internal_token, state_dir=state_dir))
     return TestClient(app)
 
 

@@ -1,5 +1,6 @@
 """The catalog through the public API: listing, manifests, and 404s naming what exists; the
 placement option every product takes, through plans (placed by the platform's scheduler) and launches."""
+import json
 import time
 from pathlib import Path
 
@@ -19,6 +20,23 @@ def test_products_list_every_product(api, make_user):
     assert products[("engine", "1.0")]["roles"] == ["backend", "executor"]
     assert products[("spark", "3.5")]["roles"] == ["master", "worker"]
     assert products[("spark", "3.5")]["path"] == "/products/spark/3.5"
+
+
+def test_the_catalog_shows_which_products_images_are_still_being_built(api, make_user, state_dir):
+    """deploy/build-images' state files (spindle_common.images): spark's image building, kafka's failed."""
+    (state_dir / "images" / "spindle_spark_3.5.json").write_text(json.dumps(
+        {"image": "spindle/spark:3.5", "state": "building", "step": 4, "steps": 9}))
+    (state_dir / "images" / "spindle_kafka_4.0.json").write_text(json.dumps(
+        {"image": "spindle/kafka:4.0", "state": "failed", "message": "docker build failed: see build-kafka-4.0.log"}))
+    (state_dir / "images" / "spindle_hadoop_3.3.json").write_text(json.dumps({"state": "ready"}))
+    listed = api.get("/products", headers=bearer(make_user("alice"))).json()["products"]
+    products = {p["name"]: p["images"] for p in listed}
+    assert products["spark"] == {"state": "preparing", "image": "spindle/spark:3.5", "image_state": "building",
+                                 "step": 4, "steps": 9, "message": "image spindle/spark:3.5 building (step 4 of 9)"}
+    assert products["kafka"]["state"] == "failed" and products["kafka"]["message"] == \
+        "image spindle/kafka:4.0 failed: docker build failed: see build-kafka-4.0.log"
+    assert {name for name, images in products.items() if images["state"] == "ready"} == \
+        {"hadoop", "static-web", "engine", "cassandra", "jupyterlab"}
 
 
 def test_a_product_shows_its_manifest_and_options_schema(api, make_user):

@@ -8,11 +8,20 @@ from fastapi import APIRouter, Body, Header, Response
 from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, SettingsDep
 from spindle_api.api.links import cluster_links
 from spindle_api.api.params import Product, Version, segment
-from spindle_api.schemas import ClusterView, Manifest, Plan, ProductCatalog, ProductSummary, upstream_model
+from spindle_api.schemas import (
+    ClusterView,
+    Manifest,
+    Plan,
+    ProductCatalog,
+    ProductImages,
+    ProductSummary,
+    upstream_model,
+)
 from spindle_api.upstream import actor_of, service_client
 from spindle_common.catalog import member_requests, validate_options
 from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError, error_responses
+from spindle_common.images import product_state
 
 router = APIRouter(prefix="/products", tags=["products"])
 
@@ -61,11 +70,12 @@ def resolved_options(manifest: dict[str, Any], options: dict[str, Any] | None) -
 
 
 @router.get("", responses=error_responses(401))
-def list_products(catalog: CatalogDep, _: CurrentUser) -> ProductCatalog:
-    """Every product version that can be launched."""
+def list_products(catalog: CatalogDep, settings: SettingsDep, _: CurrentUser) -> ProductCatalog:
+    """Every product version that can be launched, and whether its images are built yet."""
     return ProductCatalog(products=[
         ProductSummary(name=m["name"], version=m["version"], description=m["description"], roles=list(m["roles"]),
-                       path=f"/products/{m['name']}/{m['version']}")
+                       path=f"/products/{m['name']}/{m['version']}",
+                       images=ProductImages(**product_state(settings.state_dir, m)))
         for m in catalog.manifests()])
 
 

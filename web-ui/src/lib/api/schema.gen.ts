@@ -948,7 +948,7 @@ export interface paths {
         };
         /**
          * List Products
-         * @description Every product version that can be launched.
+         * @description Every product version that can be launched, and whether its images are built yet.
          */
         get: operations["list_products_products_get"];
         put?: never;
@@ -1966,10 +1966,42 @@ export interface components {
             /** Products */
             products: components["schemas"]["ProductSummary"][];
         };
+        /**
+         * ProductImages
+         * @description Whether the product's images are built (deploy/up builds them in the background, one at a time).
+         */
+        ProductImages: {
+            /**
+             * Image
+             * @description the image not ready yet
+             */
+            image?: string | null;
+            /** Image State */
+            image_state?: ("queued" | "building" | "pushing" | "failed") | null;
+            /**
+             * Message
+             * @description one line, e.g. image spindle/kafka:4.0 building (step 3 of 12)
+             */
+            message?: string | null;
+            /**
+             * State
+             * @description ready: its images are in the registry; preparing: still being built (a launch is accepted and waits for them, its timeline says so); failed: a build failed (a launch fails, IMAGE_FAILED)
+             * @enum {string}
+             */
+            state: "ready" | "preparing" | "failed";
+            /**
+             * Step
+             * @description the Dockerfile step being built, of steps
+             */
+            step?: number | null;
+            /** Steps */
+            steps?: number | null;
+        };
         /** ProductSummary */
         ProductSummary: {
             /** Description */
             description: string;
+            images: components["schemas"]["ProductImages"];
             /** Name */
             name: string;
             /**
@@ -6696,6 +6728,8 @@ export const nodeSeriesFigureValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const nodeSeriesUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NodeSeries"]["unit"]> = ["cores", "bytes", "bytes/s", "disks"];
 export const poolCreateDriverValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PoolCreate"]["driver"]> = ["bridge", "macvlan"];
 export const portSpecProtocolValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PortSpec"]["protocol"]> = ["tcp", "udp"];
+export const productImagesImage_stateAnyOf0Values: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductImages"]["image_state"]> = ["queued", "building", "pushing", "failed"];
+export const productImagesStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductImages"]["state"]> = ["ready", "preparing", "failed"];
 export const restartPolicyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RestartPolicy"]> = ["never", "replace", "in_place"];
 export const securitySpecCap_addValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SecuritySpec"]["cap_add"]> = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"];
 export const serviceStatusStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceStatus"]["status"]> = ["passing", "warning", "critical", "missing"];

@@ -1,5 +1,6 @@
 import { Link } from 'react-router';
 
+import { Badge } from '@/components/ui/badge';
 import { EmptyState } from '@/components/ui/empty-state';
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { LoadingState } from '@/components/ui/loading-state';
@@ -34,9 +35,27 @@ export function CatalogPage() {
                 </Link>
               ))}
             </p>
+            {versions.map((v) => (
+              <ImagesState key={v.version} product={v} />
+            ))}
           </li>
         ))}
       </ul>
     </section>
+  );
+}
+
+/** Nothing when the product's images are built; else what deploy/up's background build is at (a
+ * launch meanwhile is accepted and waits for them). */
+function ImagesState({ product }: { product: ProductSummary }) {
+  const images = product.images;
+  if (images.state === 'ready') return null;
+  const step = images.step && images.steps ? ` (step ${images.step} of ${images.steps})` : '';
+  return (
+    <p className="muted" aria-label={`images of ${product.name} ${product.version}`}>
+      {images.state === 'failed' ? <Badge tone="danger">image build failed</Badge> : <Badge tone="warning">preparing{step}</Badge>}{' '}
+      {images.message}
+      {images.state === 'preparing' && ' — a launch now waits for it.'}
+    </p>
   );
 }

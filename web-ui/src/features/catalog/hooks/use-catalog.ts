@@ -2,8 +2,13 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 
 import { getCapacity, getProduct, getProducts, planLaunch } from '../api/catalog';
 
+/** The catalog; looked at again every 5 s while a product's images are still being built. */
 export function useProducts() {
-  return useQuery({ queryKey: ['products'], queryFn: getProducts });
+  return useQuery({
+    queryKey: ['products'],
+    queryFn: getProducts,
+    refetchInterval: (query) => (query.state.data?.some((p) => p.images.state === 'preparing') ? 5000 : false),
+  });
 }
 
 export function useProduct(product: string, version: string) {
