@@ -11,9 +11,10 @@ test: up unit
 	.venv/bin/pytest tests/integration tests/security
 	cd web-ui && npm run e2e
 
-# The storage products' end-to-end tests (Kafka, Cassandra, YARN TeraSort, JupyterLab, Spark and the
-# engine on HDFS) and the other multi-minute ones (marked slow: Spark resized while a job runs, Spark
-# and the engine across three simulated nodes): beside `make test` (CI's 60 minutes), not in it.
+# A subset of `make test`, by hand: the storage products' end-to-end tests (Kafka, Cassandra, YARN
+# TeraSort, JupyterLab, Spark and the engine on HDFS), the other multi-minute ones (marked slow:
+# Spark resized while a job runs, Spark and the engine across three simulated nodes) and the
+# JupyterLab browser test.
 test-products: up
 	.venv/bin/pytest -m "products or slow"
 	cd web-ui && npm run e2e:products

@@ -25,9 +25,9 @@ STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
 use_platform_identity_key(STATE_DIR / "spindle.env")
 
 
-# The storage products' end-to-end tests (issue #16): several minutes each on 2 cores, so CI's
-# `make test` (60 minutes) leaves them to `make test-products` (pytest -m products); their unit
-# tests of rendering run in both.
+# The storage products' end-to-end tests (issue #16): several minutes each on 2 cores. `make test`
+# runs them with everything else; the marker selects them by hand (`pytest -m products`,
+# `make test-products`).
 PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_e2e.py", "test_hadoop_yarn_e2e.py",
                "test_jupyterlab_e2e.py", "test_engine_hdfs.py", "test_hdfs_bindings.py"}
 

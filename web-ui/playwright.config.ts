@@ -3,8 +3,7 @@ import { defineConfig } from '@playwright/test';
 // End-to-end tests against the running platform (`./deploy/up`), in Debian's Chromium, headless.
 export default defineConfig({
   testDir: './e2e',
-  // Storage products' browser tests take minutes each: `npm run e2e:products` (make test-products).
-  testIgnore: process.env.SPINDLE_E2E_PRODUCTS ? [] : ['**/jupyterlab.spec.ts'],
+  // (JupyterLab's browser test takes minutes; `npm run e2e:products` runs it alone.)
   outputDir: './test-output/results',
   timeout: 240_000,
   expect: { timeout: 15_000 },

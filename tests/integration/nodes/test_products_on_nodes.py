@@ -2,9 +2,9 @@
 words exactly, its driver a Mesos task on a node; an engine cluster with an executor on each node runs
 the Figure-5 word count and K-Means exactly, partitions crossing nodes over TCP.
 
-Slow (the Spark and engine images are pulled onto each of the three nodes, then the clusters and
-jobs run on 2 shared cores): ``make test-products`` runs it, beside CI's ``make test``, where
-tests/integration/nodes/test_simulated_nodes.py runs the nodes with static-web."""
+Marked slow (the Spark and engine images are pulled onto each of the three nodes, then the clusters
+and jobs run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes
+with static-web."""
 from collections import Counter
 from collections.abc import Iterator
 

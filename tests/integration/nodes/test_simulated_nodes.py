@@ -37,7 +37,7 @@ pytestmark = pytest.mark.disruptive  # stops this machine's agent and restarts t
 
 # Each node: 2 cpus and 6 GiB offered (shared by all three on this machine's cores and memory), two
 # hdds, and the image of static-web (and its job drivers). Spark and the engine across these nodes:
-# test_products_on_nodes.py (make test-products: its images take minutes to pull onto three nodes).
+# test_products_on_nodes.py (marked slow: its images take minutes to pull onto three nodes).
 IMAGES = ("spindle/base:bookworm",)
 REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (deploy/lib/registry.sh)
 

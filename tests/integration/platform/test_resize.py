@@ -109,7 +109,7 @@ def test_static_web_grows_and_shrinks_and_every_member_knows_its_peers(owner, di
 SLOW = ["20000", "48", "2.5"]  # lines, partitions, seconds per task: about 2 minutes on 2 worker cores
 
 
-@pytest.mark.slow  # about 5 minutes on 2 cores: make test-products
+@pytest.mark.slow  # about 5 minutes on 2 cores
 def test_spark_grows_to_four_workers_and_shrinks_to_three_while_a_job_runs(owner):
     worker = {"count": 2, "cpus": 0.25, "mem_mb": 1536, "disks": {"hdd": 1}}
     cluster = retrying(lambda: owner.launch("spark", "3.5", {"roles": {"worker": worker}, "wait_for_resources": True}))
