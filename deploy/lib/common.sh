@@ -19,12 +19,14 @@ die() { log "ERROR: $*"; exit 1; }
 proc_start() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
 
 # pid_alive NAME -> true when the process recorded for NAME still runs. The start time is
-# recorded too, so a pid reused after a reboot or session end is not mistaken for ours.
+# recorded too, so a pid reused after a reboot or session end is not mistaken for ours; a zombie
+# (ended, not reaped yet by a parent that does not reap) does not run.
 pid_alive() {
   local f="$SPINDLE_RUN_DIR/$1.pid"
   [[ -s "$f" ]] || return 1
   local pid; pid="$(cat "$f")"
-  [[ "$(proc_start "$pid")" == "$(cat "$SPINDLE_RUN_DIR/$1.start" 2>/dev/null)" ]]
+  [[ "$(proc_start "$pid")" == "$(cat "$SPINDLE_RUN_DIR/$1.start" 2>/dev/null)" ]] \
+    && [[ "$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]]
 }
 
 # start_daemon NAME CMD... -> starts CMD detached (own session), logs to $SPINDLE_LOG_DIR/NAME.log,

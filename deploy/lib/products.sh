@@ -71,15 +71,34 @@ wait_image_ready() {
   done
 }
 
-# start_product_image_builds -> every product image queued (a fresh state file each), then built and
-# pushed by deploy/build-images in the background, one at a time: the platform answers before they
-# are. A builder of an earlier `up` is stopped first (it starts over: built images are skipped).
+# image_up_to_date IMAGE HASH -> the local IMAGE was built from the Dockerfile and context of HASH.
+image_up_to_date() {
+  [[ "$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$1" 2>/dev/null)" == "$2" ]]
+}
+
+# in_registry IMAGE -> the registry (loopback side) has IMAGE's tag.
+in_registry() {
+  curl -fsI -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    "http://127.0.0.1:$SPINDLE_REGISTRY_PORT/v2/${1%:*}/manifests/${1##*:}" >/dev/null 2>&1
+}
+
+# start_product_image_builds -> every product image not ready (not built from its current
+# Dockerfile and context, not pushed, or its last build failed or was cut short) queued, and
+# deploy/build-images started in the background to build and push them one at a time: the platform
+# answers before they are. A builder still at work is left to it; with nothing queued none starts.
 start_product_image_builds() {
-  stop_image_builds
-  rm -rf "$IMAGE_STATES"
+  if pid_alive image-builder; then log "image-builder already running (pid $(cat "$SPINDLE_RUN_DIR/image-builder.pid"))"; return 0; fi
   mkdir -p "$IMAGE_STATES"
-  local line
-  while IFS= read -r line; do write_image_state "${line%%|*}" queued; done < <(product_images)
+  local image dockerfile context hash name queued=0
+  while IFS='|' read -r image dockerfile context hash name; do
+    if image_up_to_date "$image" "$hash" && [[ "$(image_state "$image")" == ready ]] && in_registry "$image"; then
+      continue
+    fi
+    write_image_state "$image" queued
+    queued=$((queued + 1))
+  done < <(product_images)
+  if (( queued == 0 )); then log "product images up to date and in the registry"; return 0; fi
+  log "$queued product image(s) to build or push, in the background (log: $SPINDLE_LOG_DIR/image-builder.log)"
   start_daemon image-builder nice -n 10 "$SPINDLE_ROOT/deploy/build-images"
 }
 
@@ -92,9 +111,8 @@ stop_image_builds() {
 # build_product_image IMAGE DOCKERFILE CONTEXT HASH NAME -> builds IMAGE unless it is up to date,
 # with a low CPU share (build_cgroup); its state says the step it is at. Fails with the build's exit code.
 build_product_image() {
-  local image="$1" dockerfile="$2" context="$3" hash="$4" name="$5" current line
-  current="$(docker image inspect -f '{{ index .Config.Labels "io.spindle.dockerfile-sha256" }}' "$image" 2>/dev/null || true)"
-  if [[ "$current" == "$hash" ]]; then log "product image $image is up to date"; return 0; fi
+  local image="$1" dockerfile="$2" context="$3" hash="$4" name="$5" line
+  if image_up_to_date "$image" "$hash"; then log "product image $image is up to date"; return 0; fi
   log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/}; log: $SPINDLE_LOG_DIR/$name.log)"
   write_image_state "$image" building
   docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" --cgroup-parent "$(build_cgroup)" \

@@ -1,7 +1,8 @@
 """deploy/up's background image builder (deploy/build-images, deploy/lib/products.sh) on a catalog of
 two throwaway products, with the real Docker Engine and the platform's registry: each image's state
 file goes queued → … → ready (built with a low CPU share, pushed) or failed naming its log, one
-image at a time, and what is up to date is only pushed."""
+image at a time; a later `up` leaves ready images alone, tries a failed one again, and starts no
+builder when nothing is left to do (so a second `up` restarts nothing)."""
 import json
 import os
 import re
@@ -72,10 +73,21 @@ def test_the_builder_builds_pushes_and_reports_each_image(tmp_path, platform_env
         builder_log = (tmp_path / "state" / "log" / "image-builder.log").read_text()
         assert f"product image {good} is ready" in builder_log and "1 failed" in builder_log
 
-        run_builder(root, env)  # again: up to date, only pushed
-        assert state(env, good)["state"] == "ready"
+        ready_at = state(env, good)["updated"]
+        run_builder(root, env)  # again: the ready image is left alone, the failed one tried again
+        assert state(env, good) == {**state(env, good), "state": "ready", "updated": ready_at}
+        assert state(env, bad)["state"] == "failed"
         builder_log = (tmp_path / "state" / "log" / "image-builder.log").read_text()
-        assert f"product image {good} is up to date" in builder_log
+        assert builder_log.count(f"building product image {bad}") == 2
+        assert builder_log.count(f"building product image {good}") == 1
+
+        subprocess.run(["docker", "rmi", "-f", bad], capture_output=True)
+        (root / "catalog" / "bad").rename(tmp_path / "bad")  # nothing left to build: no builder starts
+        pid_file = state_dir / "run" / "image-builder.pid"
+        before = pid_file.read_text()
+        run_builder(root, env)
+        assert pid_file.read_text() == before
+        assert state(env, good)["updated"] == ready_at
     finally:
         for image in (good, bad):
             subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
