@@ -34,6 +34,8 @@ from results import machine, record
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from live_platform import bench_user, run_job, running_hadoop  # noqa: E402
 
+from spindle_common.images import wait_ready  # noqa: E402
+
 IMAGE = "spindle/hadoop:3.3"
 DATANODES, DN_CPUS, DN_MEM_MB = 2, 0.5, 2048
 CONTAINER_MB = 512
@@ -95,6 +97,7 @@ def run_on_one_host(rows: int, runs: int, script: Path) -> tuple[list[float], st
                    f"-Dmapreduce.local.map.tasks.maximum={slots}", f"-Dmapreduce.local.reduce.tasks.maximum={slots}",
                    f"-Dmapreduce.input.fileinputformat.split.minsize={SPLIT}", "-Dhadoop.tmp.dir=/work/tmp",
                    "-Dmapreduce.cluster.local.dir=/work/local", "-Dfs.defaultFS=file:///"]
+        wait_ready(Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle")), IMAGE)  # (a first up builds it late)
         output = docker.from_env().containers.run(
             IMAGE, ["bash", "/work/terasort.sh", str(rows), str(runs), "file:///work/data", *options],
             entrypoint=[], user="65534:65534", read_only=True, tmpfs={"/tmp": "size=256m,exec"},

@@ -81,3 +81,14 @@ def describe(state: dict[str, Any]) -> str:
     if state.get("message"):
         text += f": {state['message']}"
     return text[:500]
+
+
+def wait_ready(state_dir: Path, image: str, timeout_s: float = 1800.0, poll_s: float = 2.0) -> None:
+    """Return once ``image`` is ready (for a tool that runs it directly, e.g. a benchmark's bare-metal
+    side right after a first ``deploy/up``); RuntimeError when its build failed or after ``timeout_s``."""
+    import time
+    deadline = time.monotonic() + timeout_s
+    while (state := image_state(state_dir, image))["state"] != READY:
+        if state["state"] == FAILED or time.monotonic() >= deadline:
+            raise RuntimeError(f"{describe(state)} (deploy/up builds it in the background)")
+        time.sleep(poll_s)

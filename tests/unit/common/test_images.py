@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from spindle_common.images import file_name, image_state, images_of, product_state
+from spindle_common.images import file_name, image_state, images_of, product_state, wait_ready
 
 KAFKA = {"name": "kafka", "image": "spindle/kafka:4.0", "jobs": {"image": "spindle/kafka:4.0"},
          "roles": {"broker": {"image": "spindle/kafka-broker:4.0"}},
@@ -52,3 +52,13 @@ def test_a_products_state_from_its_images(tmp_path, files, wanted):
 def test_an_image_state_names_its_image_whatever_the_file_says(tmp_path):
     write(tmp_path, "spindle/kafka:4.0", {"image": "other", "state": "ready"})
     assert image_state(tmp_path, "spindle/kafka:4.0") == {"image": "spindle/kafka:4.0", "state": "ready"}
+
+
+def test_waiting_for_an_image_ends_when_it_is_ready_or_failed(tmp_path):
+    wait_ready(tmp_path, "spindle/kafka:4.0", timeout_s=0)  # no state file: ready at once
+    write(tmp_path, "spindle/kafka:4.0", {"state": "failed", "message": "see its log"})
+    with pytest.raises(RuntimeError, match="image spindle/kafka:4.0 failed: see its log"):
+        wait_ready(tmp_path, "spindle/kafka:4.0")
+    write(tmp_path, "spindle/kafka:4.0", {"state": "building", "step": 1, "steps": 9})
+    with pytest.raises(RuntimeError, match=r"building \(step 1 of 9\)"):
+        wait_ready(tmp_path, "spindle/kafka:4.0", timeout_s=0)
