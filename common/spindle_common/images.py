@@ -12,6 +12,7 @@ looked, or built by hand): it counts as ready. The catalog shows a product ``pre
 its images is not ready, and the orchestrator holds a launch of it until they are.
 """
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,6 @@ def describe(state: dict[str, Any]) -> str:
 def wait_ready(state_dir: Path, image: str, timeout_s: float = 1800.0, poll_s: float = 2.0) -> None:
     """Return once ``image`` is ready (for a tool that runs it directly, e.g. a benchmark's bare-metal
     side right after a first ``deploy/up``); RuntimeError when its build failed or after ``timeout_s``."""
-    import time
     deadline = time.monotonic() + timeout_s
     while (state := image_state(state_dir, image))["state"] != READY:
         if state["state"] == FAILED or time.monotonic() >= deadline:

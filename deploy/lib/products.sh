@@ -39,11 +39,15 @@ product_images() {
 
 IMAGE_STATES="$SPINDLE_STATE_DIR/images"
 
+# image_state_file IMAGE -> its state file (spindle_common.images.file_name: spindle/kafka:4.0 ->
+# spindle_kafka_4.0.json).
+image_state_file() { echo "$IMAGE_STATES/$(echo "$1" | tr '/:' '__').json"; }
+
 # write_image_state IMAGE STATE [STEP STEPS MESSAGE] -> the state file the catalog and the
 # orchestrator read (common/spindle_common/images.py), replaced whole (rename).
 write_image_state() {
   local file
-  file="$IMAGE_STATES/$(echo "$1" | tr '/:' '__').json"
+  file="$(image_state_file "$1")"
   python3 -c 'import json, sys, time
 image, state, step, steps, message = sys.argv[1:6]
 print(json.dumps({"image": image, "state": state, "step": int(step) if step else None,
@@ -55,7 +59,7 @@ print(json.dumps({"image": image, "state": state, "step": int(step) if step else
 # image_state IMAGE -> its state in the background build (ready when it has no state file).
 image_state() {
   local file
-  file="$IMAGE_STATES/$(echo "$1" | tr '/:' '__').json"
+  file="$(image_state_file "$1")"
   [[ -e "$file" ]] || { echo ready; return; }
   python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' "$file" 2>/dev/null || echo queued
 }
