@@ -107,7 +107,9 @@ def read_all(session: Session, consistency: int) -> dict[int, str]:
 
 def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user, platform_env):
     hdd, ssd = disks_per_node(platform_env)
-    launch = {"roles": {"node": {"count": NODES, "cpus": 0.25, "mem_mb": 1024, "disks": {"hdd": hdd, "ssd": ssd}}},
+    # 3 × (0.6 + the executor's 0.05) of the 2 cpus a 2-core host offers: at 0.25 each node's JVM took
+    # minutes to start and to stream its replicas back.
+    launch = {"roles": {"node": {"count": NODES, "cpus": 0.6, "mem_mb": 1024, "disks": {"hdd": hdd, "ssd": ssd}}},
               "wait_for_resources": True}
     cluster = retrying(lambda: user.launch("cassandra", "5.0", launch))
     try:

@@ -26,15 +26,20 @@ from tests.support.through_restarts import replaced, retrying, settled
 
 ROWS = 500_000  # TeraGen rows of 100 bytes: 50 MB
 BLOCK_MB = 8
-# Small members on a 2-core host (0.25 CPU each); a DataNode member keeps 1024 MB for its two daemons
-# and gives the rest (1024 MB: two 512 MB containers) to its NodeManager. DATANODES × 2 hdd + the
-# NameNode's disk: 3 DataNodes need 7 dedicated disks, and the development host has 6 (4 hdd, 2 ssd),
-# so 2 DataNodes × 2 hdd here. The issue's 3 DataNodes × 2 disks: `SPINDLE_DEV_DISKS=4:hdd,2:ssd,4:hdd
-# ./deploy/up`, then SPINDLE_E2E_HADOOP_DATANODES=3 (passed 2026-11-26 in 670 s).
+# On a 2-core host (2 cpus offered, each member's executor holding 0.05 more): the NameNode and the
+# ResourceManager at 0.25 CPU, the DataNodes at 1 CPU together (each one's DataNode, NodeManager and
+# MapReduce tasks share its quota; at 0.25 each the JVMs' start-up made the test 490 s long, at 0.5 each
+# 275 s), 1.9 with the job's driver.
+# A DataNode member keeps 1024 MB for its two daemons and gives the rest (1024 MB: two 512 MB containers)
+# to its NodeManager. DATANODES × 2 hdd + the NameNode's disk: 3 DataNodes need 7 dedicated disks, and
+# the development host has 6 (4 hdd, 2 ssd), so 2 DataNodes × 2 hdd here. The issue's 3 DataNodes × 2
+# disks: `SPINDLE_DEV_DISKS=4:hdd,2:ssd,4:hdd ./deploy/up`, then SPINDLE_E2E_HADOOP_DATANODES=3 (passed
+# 2026-11-26 in 670 s, at 0.25 CPU each).
 DATANODES = int(os.environ.get("SPINDLE_E2E_HADOOP_DATANODES", "2"))
+DATANODE_CPUS = round(1.0 / DATANODES, 2)
 LAUNCH = {
     "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}},
-              "datanode": {"count": DATANODES, "cpus": 0.25, "mem_mb": 2048, "disks": {"hdd": 2}},
+              "datanode": {"count": DATANODES, "cpus": DATANODE_CPUS, "mem_mb": 2048, "disks": {"hdd": 2}},
               "resourcemanager": {"count": 1, "cpus": 0.25, "mem_mb": 1024}},
     "settings": {"replication": 2, "block_size_mb": BLOCK_MB, "container_mb": 512},
     "wait_for_resources": True,
@@ -105,7 +110,7 @@ def settled_replicas(namenode: dict, datanodes: list[dict], timeout: float = 600
         time.sleep(2)
 
 
-@pytest.mark.timeout(3600)  # may queue for cpus and every hdd behind other tests; MapReduce on 0.25-CPU members
+@pytest.mark.timeout(3600)  # may queue for cpus and every hdd behind other tests; MapReduce on small members
 def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, tmp_path: Path):
     cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
     try:
