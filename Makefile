@@ -1,15 +1,15 @@
-# The one test command: installs and starts what the tests need (deploy/up), then the
-# platform-free tier (`make unit`: lint, unit and engine tests on every core, C++ checks, Vitest),
-# then the tests of the running platform and the browser tests. docs/TESTING.md tells the tiers.
+# The one test command: installs and starts what the tests need (deploy/up), then the browser tests
+# against the platform with the platform-free tier beside them (lint, unit and engine tests on every
+# core, C++ checks, Vitest: what `make unit` runs), then the tests of the running platform
+# (scripts/test-all). docs/TESTING.md tells the tiers.
 .PHONY: test test-products unit dev up down lint
 
 # Prerequisites are made in order (up, then lint: it needs the venv and node_modules up installs);
 # no parallel make here.
 .NOTPARALLEL:
 
-test: up unit
-	.venv/bin/pytest tests/integration tests/security
-	cd web-ui && npm run e2e
+test: up
+	scripts/test-all
 
 # A subset of `make test`, by hand: the storage products' end-to-end tests (Kafka, Cassandra, YARN
 # TeraSort, JupyterLab, Spark and the engine on HDFS), the other multi-minute ones (marked slow:
