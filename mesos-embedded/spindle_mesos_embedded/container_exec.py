@@ -162,11 +162,12 @@ def exec_processes(root: int, proc: Path = PROC) -> set[int]:
 
 
 def kill_processes(root: int, belongs: Callable[[int], bool], proc: Path = PROC, rounds: int = 3) -> int:
-    """SIGKILL the exec's processes (``exec_processes``) that ``belongs`` says are the container's;
+    """SIGKILL the exec's processes (``exec_processes``) that ``belongs`` says are the container's,
+    ``root`` first (a shell that outlived its children by a moment would run on: its ``wait`` returns);
     again while some are left (one may have forked meanwhile). How many signals were sent."""
     sent = 0
     for _ in range(rounds):
-        targets = [pid for pid in exec_processes(root, proc) if belongs(pid)]
+        targets = sorted((pid for pid in exec_processes(root, proc) if belongs(pid)), key=lambda pid: pid != root)
         if not targets:
             break
         for pid in targets:

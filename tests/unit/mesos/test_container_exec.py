@@ -282,6 +282,16 @@ def test_the_processes_of_an_exec(tmp_path, table, found):
     assert exec_processes(100, fake_proc(tmp_path, table)) == found
 
 
+def test_the_exec_s_first_process_is_killed_before_its_children(tmp_path, monkeypatch):
+    """A shell whose children died first would finish its `wait` and run on (it did: exit 0, not -9)."""
+    proc = fake_proc(tmp_path, {101: ("S", 103, 103), 102: ("S", 103, 103), 103: ("S", 1, 103)})
+    signalled: list[int] = []
+    monkeypatch.setattr(container_exec.os, "kill", lambda pid, _: signalled.append(pid))
+    monkeypatch.setattr(container_exec.time, "sleep", lambda _: None)
+    kill_processes(103, lambda pid: True, proc, rounds=1)
+    assert signalled[0] == 103 and sorted(signalled) == [101, 102, 103]
+
+
 def _settles(read, wanted, timeout_s=10):
     """Whether `read()` comes to equal `wanted` within the timeout (a killed process is gone only
     once the kernel has run its exit, which a loaded machine may take a while to schedule)."""
