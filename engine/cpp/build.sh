@@ -10,7 +10,6 @@ missing=""
 command -v thrift >/dev/null 2>&1 || missing="$missing thrift-compiler"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v make >/dev/null 2>&1 || missing="$missing make"
-command -v ccache >/dev/null 2>&1 || missing="$missing ccache"
 [ -f /usr/include/thrift/Thrift.h ] || missing="$missing libthrift-dev"
 [ -d /usr/include/boost ] || missing="$missing libboost-dev"
 [ -f /usr/include/openssl/sha.h ] || missing="$missing libssl-dev"
@@ -38,7 +37,12 @@ if [ ! -f "$STAMP" ] || [ -n "$(find "$RPC" -name '*.thrift' -newer "$STAMP")" ]
   touch "$STAMP"
 fi
 
-# Through ccache: a fresh clone (CI's) compiles the same sources again; ccache hands back the objects
-# of an earlier build of the same preprocessed code (its cache outlives the clone; the clone's path
-# is left out of the hash so another clone hits too).
-CCACHE_NOHASHDIR=true make -j"$(nproc)" CXX="ccache ${CXX:-g++}" "$@"
+# Through ccache where it is installed (deploy/dev installs it on a development machine; an image
+# build has none): a fresh clone (CI's) compiles the same sources again, and ccache hands back the
+# objects of an earlier build of the same preprocessed code (its cache outlives the clone; the
+# clone's path is left out of the hash so another clone hits too).
+if command -v ccache >/dev/null 2>&1; then
+  CCACHE_NOHASHDIR=true make -j"$(nproc)" CXX="ccache ${CXX:-g++}" "$@"
+else
+  make -j"$(nproc)" "$@"
+fi
