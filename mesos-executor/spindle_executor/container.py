@@ -13,6 +13,7 @@ from docker.types import EndpointConfig, LogConfig, Mount, NetworkingConfig
 from spindle_common.contracts import OWNED_LABEL, TASK_LABEL, HealthCheckSpec
 from spindle_common.files import files_archive
 from spindle_executor import mounts
+from spindle_executor.announce import announce
 from spindle_executor.job import sandbox
 from spindle_executor.task_spec import TaskContainer
 
@@ -141,7 +142,22 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
     except APIError as exc:
         remove(client, spec.task_id)
         raise LaunchFailed(f"docker refused the container: {exc.explanation or exc}") from exc
+    if spec.network and spec.ip:
+        _announce_address(container, spec.network, spec.ip)
     return container
+
+
+def _announce_address(container: Container, network: str, ip: str) -> None:
+    """The floating IP announced from the container (``announce``: it may have been on another node a
+    moment ago). Nothing when the container has already ended: the health check says why."""
+    try:
+        container.reload()
+        pid = int(container.attrs["State"]["Pid"])
+        mac = container.attrs["NetworkSettings"]["Networks"][network]["MacAddress"]
+    except (APIError, KeyError, TypeError, ValueError):
+        return
+    if pid > 0 and mac:
+        announce(pid, mac, ip)
 
 
 # The nodes' image registry (host:port); a node that lacks a member's image pulls it from there.
