@@ -2,7 +2,7 @@
 # Debian packages the platform needs; installed only when missing (no network when all present).
 APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl
               thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium
-              shellcheck clang-format ccache) # `make lint` runs the two before ccache; engine/cpp/build.sh uses ccache
+              shellcheck clang-format ccache) # for `make lint`: the two before ccache; for engine/cpp/build.sh: ccache
 
 install_apt_packages() {
   local missing=()
