@@ -373,7 +373,8 @@ class Lifecycle:
         isolation."""
         context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         return ContainerSpec(**container_with_secret(
-            render_member(context, manifest, cluster.options, member, ips, planned, bound, leaving), cluster,
+            render_member(context, manifest, cluster.options, member, ips, planned, bound, leaving,
+                          cluster.retired or ()), cluster,
             self.settings.nodes_url if self.settings.network_pool else None))
 
     # --- RESIZING: members added, removed, told their peers ------------------------------------------
@@ -422,7 +423,7 @@ class Lifecycle:
         ips = {m.member_id: m.ip for m in cluster.members if m.ip}
         context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         templates = member_context(context, manifest, cluster.options, planned_of(by), ips, everyone,
-                                   self._bound(session, cluster, manifest), going)
+                                   self._bound(session, cluster, manifest), going, cluster.retired or ())
         return manifest, drain, by, leaving, going, everyone, ips, templates
 
     def _drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
@@ -467,9 +468,15 @@ class Lifecycle:
                 record_event(session, cluster.id, "member", "DRAINED", f"{by.member_id}: {said[-300:]}", row.member_id)
 
     def _forget_members(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
-        """Removed members whose tasks ended: their IPs and DNS names released, their records dropped."""
+        """Removed members whose tasks ended: their IPs and DNS names released, their records dropped;
+        the drained ones stay in the cluster's ``retired`` until a member holds their IP again (the
+        entries of IPs members hold now are dropped here)."""
         self._release_member_ips(list(member_ids))
-        for row in [m for m in cluster.members if m.member_id in member_ids]:
+        gone = [m for m in cluster.members if m.member_id in member_ids]
+        held = {m.ip for m in cluster.members if m.member_id not in member_ids and m.ip}
+        cluster.retired = [r for r in cluster.retired or () if r.get("ip") not in held] + [
+            {"member_id": m.member_id, "role": m.role, "ip": m.ip} for m in gone if m.drain_state and m.ip]
+        for row in gone:
             record_event(session, cluster.id, "member", "REMOVED", "removed by a resize; its disks are wiped",
                          row.member_id)
             session.delete(row)

@@ -47,6 +47,10 @@ class Cluster(Base):
     secret: Mapped[str | None] = mapped_column(String(128))
     # What the cluster counts against its owner's quota (quotas.Amounts as JSON), fixed at creation.
     demand: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Members a resize drained and removed ({"member_id", "role", "ip"}), until their IP is a member's
+    # again: templates see them in ``retired`` (HDFS keeps them in the NameNode's exclude file, so a
+    # reload never takes a removed DataNode the NameNode still counts as live back into service).
+    retired: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
 

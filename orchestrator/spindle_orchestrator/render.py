@@ -83,11 +83,12 @@ def _peer(member: PlannedMember, ips: Mapping[str, str | None]) -> dict[str, Any
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                   member: PlannedMember, ips: Mapping[str, str | None],
                   all_members: list[PlannedMember], bound: dict[str, Any] | None = None,
-                  leaving: Sequence[PlannedMember] = ()) -> dict[str, Any]:
+                  leaving: Sequence[PlannedMember] = (), retired: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The container part of one member's launch request, every template rendered. ``leaving``:
-    members a resize is draining (templates see them by role in ``leaving``, e.g. HDFS's exclude file)."""
+    members a resize is draining (templates see them by role in ``leaving``, e.g. HDFS's exclude file);
+    ``retired``: members it drained and removed (``clusters.retired``), by role in ``retired``."""
     role = manifest["roles"][member.role]
-    context = member_context(cluster, manifest, options, member, ips, all_members, bound, leaving)
+    context = member_context(cluster, manifest, options, member, ips, all_members, bound, leaving, retired)
     where = f"role {member.role}"
     return {
         "image": manifest["image"],
@@ -102,9 +103,11 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
 
 def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                    member: PlannedMember, ips: Mapping[str, str | None], all_members: list[PlannedMember],
-                   bound: dict[str, Any] | None = None, leaving: Sequence[PlannedMember] = ()) -> dict[str, Any]:
+                   bound: dict[str, Any] | None = None, leaving: Sequence[PlannedMember] = (),
+                   retired: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """What a member's templates see: the cluster, the member, its peers by role, the members leaving
-    by role, the settings and the bound clusters."""
+    by role, the members removed after a drain by role (those whose IP no member holds again), the
+    settings and the bound clusters."""
     disk_count = sum(member.disks.values())
     peers: dict[str, list[dict[str, Any]]] = {}
     for other in all_members:
@@ -112,6 +115,11 @@ def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: d
     drained: dict[str, list[dict[str, Any]]] = {name: [] for name in manifest["roles"]}
     for other in leaving:
         drained[other.role].append(_peer(other, ips))
+    gone: dict[str, list[dict[str, Any]]] = {name: [] for name in manifest["roles"]}
+    held = set(ips.values())
+    for old in retired:
+        if old.get("role") in gone and old.get("ip") and old["ip"] not in held:
+            gone[old["role"]].append({"id": old.get("member_id"), "ip": old["ip"]})
     return {
         "cluster": cluster,
         "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
@@ -119,6 +127,7 @@ def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: d
                    "disk_dirs": disk_dirs(member.disks), "cpus": member.cpus, "mem_mb": member.mem_mb},
         "peers": peers,
         "leaving": drained,
+        "retired": gone,
         "settings": options.get("settings", {}),
         "bound": bound or {},
     }

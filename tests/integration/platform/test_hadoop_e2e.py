@@ -191,6 +191,14 @@ def test_a_datanode_a_resize_removes_is_decommissioned_first(user):
         steps = [e.state for e in user.events(cluster) if e.member_id == leaving["member_id"]]
         assert steps.index("DRAINING") < steps.index("DRAINED") < steps.index("REMOVING") < steps.index("REMOVED"), \
             steps
+        # RUNNING again: the members were told their peers (Reconfigure, the NameNode's reload among
+        # them). The NameNode counts the removed DataNode live for minutes yet; it must not take it
+        # back into service, or it sends readers to an address nobody holds.
+        info = httpx.get(f"http://{namenode['ip']}:9870/jmx",
+                         params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}, timeout=10).json()["beans"][0]
+        states = [n["adminState"] for n in json.loads(info["LiveNodes"]).values()
+                  if n["xferaddr"].split(":")[0] == leaving["ip"]]
+        assert "In Service" not in states, states
         assert read_back(namenode, "/spindle/drain.bin") == data
         system = httpx.get(f"http://{namenode['ip']}:9870/jmx",
                            params={"qry": "Hadoop:service=NameNode,name=FSNamesystem"}, timeout=10).json()["beans"][0]

@@ -189,8 +189,10 @@ def test_bad_yarn_options_are_refused(manifest, options):
 
 
 def test_datanodes_a_resize_removes_are_decommissioned_first(manifest):
-    """Draining DataNodes: the NameNode's exclude file lists the leaving ones (refreshNodes reads it),
-    and the drain's check passes only once every one of them is in the decommissioned report."""
+    """Draining DataNodes: the NameNode's exclude file lists the leaving ones (refreshNodes reads it) and
+    the removed ones whose IP no member holds again (the NameNode would take them back into service
+    while it still counts them live), and the drain's check passes only once every one of them is in the
+    decommissioned report."""
     resolved = validate_options(manifest, {})
     planned = plan_members("c1", manifest, resolved)
     ips = {m.member_id: f"10.0.0.{i}" for i, m in enumerate(planned, start=1)}
@@ -202,6 +204,15 @@ def test_datanodes_a_resize_removes_are_decommissioned_first(manifest):
     files = render_member({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=leaving)["files"]
     assert files["/etc/hadoop/dfs.exclude"].split() == [ips[m.member_id] for m in leaving]
     assert manifest["roles"]["namenode"]["reload"] == ["hdfs", "dfsadmin", "-refreshNodes"]
+
+    retired = [{"member_id": "c1-datanode-9", "role": "datanode", "ip": "10.0.0.99"},
+               {"member_id": "c1-datanode-8", "role": "datanode", "ip": ips[leaving[0].member_id]}]
+    files = render_member({"id": "c1"}, manifest, resolved, namenode, ips, planned, retired=retired)["files"]
+    assert files["/etc/hadoop/dfs.exclude"].split() == ["10.0.0.99"], \
+        "a removed DataNode stays excluded until a member holds its IP again"
+    files = render_member({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=leaving[1:],
+                          retired=retired)["files"]
+    assert files["/etc/hadoop/dfs.exclude"].split() == [ips[leaving[1].member_id], "10.0.0.99"]
 
     drain = manifest["roles"]["datanode"]["drain"]
     assert drain["by"] == "namenode"
