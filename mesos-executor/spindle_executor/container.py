@@ -147,16 +147,26 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
     return container
 
 
+def container_pid(container: Container) -> int | None:
+    """The container's main process (its attributes read again), None once it has ended (no
+    namespace left to enter)."""
+    try:
+        container.reload()
+    except NotFound:
+        return None
+    pid = int(container.attrs["State"]["Pid"])
+    return pid if pid > 0 else None
+
+
 def _announce_address(container: Container, network: str, ip: str) -> None:
     """The floating IP announced from the container (``announce``: it may have been on another node a
     moment ago). Nothing when the container has already ended: the health check says why."""
     try:
-        container.reload()
-        pid = int(container.attrs["State"]["Pid"])
+        pid = container_pid(container)
         mac = container.attrs["NetworkSettings"]["Networks"][network]["MacAddress"]
     except (APIError, KeyError, TypeError, ValueError):
         return
-    if pid > 0 and mac:
+    if pid and mac:
         announce(pid, mac, ip)
 
 

@@ -12,12 +12,12 @@ import subprocess
 import threading
 from urllib.parse import urlsplit
 
-from docker.errors import NotFound
 from docker.models.containers import Container
 
 from spindle_common.clients import ServiceClient
 from spindle_common.errors import ApiError
 from spindle_common.isolation import PeerSet, rules
+from spindle_executor.container import container_pid
 from spindle_executor.task_spec import TaskContainer
 
 log = logging.getLogger("spindle.executor.isolation")
@@ -29,16 +29,6 @@ FIRST_ANSWER_TIMEOUT_S = 5.0
 
 class IsolationFailed(Exception):
     """The container's filter could not be installed (the message says why)."""
-
-
-def container_pid(container: Container) -> int | None:
-    """The container's main process, None once it has ended (no namespace left to filter)."""
-    try:
-        container.reload()
-    except NotFound:
-        return None
-    pid = int(container.attrs["State"]["Pid"])
-    return pid if pid > 0 else None
 
 
 def install(pid: int, table: str) -> None:
