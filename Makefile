@@ -8,6 +8,11 @@
 # no parallel make here.
 .NOTPARALLEL:
 
+# The platform the tests run on offers 4 cpus on this 2-core machine and has 10 hdd + 4 ssd development
+# disks, so that the clusters of the platform tier's two workers fit at once (a product's test takes
+# most of 2 cpus and up to 7 disks; the members' cpus stay hard quotas). Set either to override.
+test: export SPINDLE_AGENT_CPUS ?= 4
+test: export SPINDLE_DEV_DISKS ?= 4:hdd,2:ssd,6:hdd,2:ssd
 test: up
 	scripts/test-all
 

@@ -32,10 +32,46 @@ PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_e2e.py
                "test_jupyterlab_e2e.py", "test_engine_hdfs.py", "test_hdfs_bindings.py"}
 
 
+# The platform tier runs on two workers (scripts/test-all: `pytest -n 2 --dist loadgroup`), then the
+# tests marked `serial` or `disruptive` one at a time. Tests that would get in each other's way on two
+# workers share an xdist group (one worker runs a group's tests one after another), by path:
+PLATFORM = "tests/integration/platform/"
+XDIST_GROUPS = {
+    # minutes each of most of the cpus and disks the test platform offers (make test: 4 cpus, 10 hdd)
+    "heavy": {PLATFORM + name for name in PRODUCT_E2E | {"test_resize.py", "test_spark_e2e.py",
+                                                          "test_engine_e2e.py", "test_metrics_e2e.py"}},
+    # Docker networks of fixed subnets on this machine's Docker Engine
+    "docker-networks": {"tests/integration/network/", "tests/integration/executor/test_container.py",
+                        "tests/integration/node_agent/test_node_agent.py"},
+}
+# Tests that count or disturb what every other test uses, so they run alone (after the parallel pass):
+SERIAL = {
+    "tests/integration/orchestrator/test_internal_calls.py",  # counts disk-service's calls in its log
+    "tests/integration/api/test_capacity.py",  # compares two reads of every disk's state
+    PLATFORM + "test_image_preparation.py",  # makes an image the platform's launches need unavailable
+    "tests/security/test_log_flood.py",  # floods the logs every service writes
+    "tests/security/test_durable_releases.py",  # restarts the scheduler, stops disk-service
+    # a second master offering this node's disks
+    PLATFORM + "test_framework_e2e.py", PLATFORM + "test_scheduler_crash.py",
+    "tests/integration/foundation/test_deploy_lifecycle.py::test_up_twice_is_harmless",  # runs deploy/up again
+}
+
+
+def _under(nodeid: str, paths: set[str]) -> bool:
+    return any(nodeid == p or nodeid.startswith(p if p.endswith("/") else p + "::") for p in paths)
+
+
 def pytest_itemcollected(item):
-    """Product e2e tests are marked `products` as they are collected (before `-m` selects)."""
+    """Product e2e tests are marked `products` as they are collected (before `-m` selects); the
+    platform tier's xdist groups and `serial` tests are marked too."""
     if item.path.name in PRODUCT_E2E:
         item.add_marker(pytest.mark.products)
+    nodeid = item.path.relative_to(REPO).as_posix() + "::" + item.name
+    for group, paths in XDIST_GROUPS.items():
+        if _under(nodeid, paths):
+            item.add_marker(pytest.mark.xdist_group(group))
+    if _under(nodeid, SERIAL):
+        item.add_marker(pytest.mark.serial)
 
 
 def pytest_collection_modifyitems(items):

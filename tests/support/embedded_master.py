@@ -52,12 +52,22 @@ class MesosProcess:
             raise AssertionError(f"{self.program} did not stop on signal {sig}") from None
 
 
+# What the platform's own agent is given (make test sets SPINDLE_AGENT_CPUS for it): a test's master or
+# agent gets these only from the test, or a master would run a local agent the test never asked for.
+AGENT_SETTINGS = ("SPINDLE_MESOS_RESOURCES", "SPINDLE_AGENT_CPUS", "SPINDLE_AGENT_MEM_MB")
+
+
+def inherited() -> dict[str, str]:
+    """This process's environment without the platform agent's settings."""
+    return {k: v for k, v in os.environ.items() if k not in AGENT_SETTINGS}
+
+
 @contextmanager
 def master_process(work_dir: Path, **settings: str) -> Iterator[MesosProcess]:
     """``spindle-mesos-embedded`` on a free loopback port with ``SPINDLE_…`` settings (work dir
     ``work_dir/mesos``, log ``work_dir/master.log``); stopped with SIGTERM afterwards."""
     port = free_port()
-    env = {**os.environ, "SPINDLE_MESOS_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": str(work_dir / "mesos"),
+    env = {**inherited(), "SPINDLE_MESOS_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": str(work_dir / "mesos"),
            "PYTHONPATH": str(REPO), **settings}
     work_dir.mkdir(parents=True, exist_ok=True)
     master = MesosProcess("spindle-mesos-embedded", f"127.0.0.1:{port}", env, work_dir / "master.log")
@@ -83,7 +93,7 @@ def embedded_agent(master: str, work_dir: Path, node: str, **settings: str) -> I
     settings (e.g. ``SPINDLE_MESOS_RESOURCES``). Afterwards it is shut down with SIGUSR1, which
     stops its executors too."""
     port = free_port()
-    env = {**os.environ, "SPINDLE_MESOS_MASTER": master, "SPINDLE_AGENT_HOST": "127.0.0.1",
+    env = {**inherited(), "SPINDLE_MESOS_MASTER": master, "SPINDLE_AGENT_HOST": "127.0.0.1",
            "SPINDLE_AGENT_PORT": str(port), "SPINDLE_MESOS_WORK_DIR": str(work_dir / "agent"),
            "SPINDLE_NODE_NAME": node, "PYTHONPATH": str(REPO), **settings}
     work_dir.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ import socket
 
 from spindle_executor.announce import ETH_P_ARP, announce, gratuitous_arp
 
-MAC, IP = "02:42:ac:1f:c8:63", "172.31.200.99"
+MAC, IP = "02:42:c0:00:02:63", "192.0.2.99"  # TEST-NET-1: no pool's address
 
 
 def test_the_announcement_goes_out_of_the_namespace_s_interface():

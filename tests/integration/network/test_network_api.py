@@ -71,7 +71,8 @@ def test_overlapping_pool_is_refused_by_the_database(api, fresh_database):
 
 
 def test_bad_allocations_change_nothing(api, fresh_database):
-    pool(api, cidr="172.31.204.0/29")  # floating .4–.6: three addresses
+    made = pool(api, cidr="172.31.204.0/29")  # floating .4–.6: three addresses
+    assert made.status_code == 201, made.text
     cases = [
         (api.post("/allocations", json={"owner": "m", "pool": "nope"}, headers=SERVICE), 404, "POOL_NOT_FOUND"),
         (api.post("/allocations/release", json={"owner": "ghost"}, headers=SERVICE), 404, "NOT_ALLOCATED"),

@@ -66,9 +66,19 @@ def live_datanodes(namenode: dict, expected: int, timeout: float = 180, fresh: s
 
 
 def read_back(namenode: dict, path: str) -> bytes:
-    """OPEN through the NameNode, which redirects to a DataNode holding the blocks."""
-    response = httpx.get(webhdfs(namenode, path), params={"op": "OPEN", "user.name": HDFS_USER},
-                         follow_redirects=True, timeout=60)
+    """OPEN through the NameNode, which redirects to a DataNode holding the blocks (a failure names
+    that DataNode and what the NameNode says of each)."""
+    asked = httpx.get(webhdfs(namenode, path), params={"op": "OPEN", "user.name": HDFS_USER}, timeout=60)
+    assert asked.status_code == 307, asked.text[:500]
+    where = asked.headers["location"]
+    try:
+        response = httpx.get(where, timeout=60)
+    except httpx.TransportError as exc:
+        info = httpx.get(f"http://{namenode['ip']}:9870/jmx", timeout=10,
+                         params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()["beans"][0]
+        view = {n["xferaddr"]: (n["adminState"], n["lastContact"]) for n in json.loads(info["LiveNodes"]).values()}
+        raise AssertionError(f"reading from {where.split('?')[0]}: {exc!r}; the NameNode's live DataNodes: {view}, "
+                             f"dead: {list(json.loads(info['DeadNodes']))}") from exc
     assert response.status_code == 200, response.text[:500]
     return response.content
 
