@@ -144,12 +144,13 @@ def test_dry_run_places_or_explains_without_holding_anything(scheduler, platform
             time.sleep(0.5)
         assert plan["placeable"] and len(plan["members"]) == 3 and {m["node"] for m in plan["members"]} == {NODE}
 
-        greedy = {**member(9, image), "disks": {"ssd": 5}}
+        free_ssd = sum(d["disk_class"] == "ssd" for d in free_before["items"])
+        greedy = {**member(9, image), "disks": {"ssd": free_ssd + 1}}
         refused = http.post("/placements/dry-run", headers=headers,
                             json={"cluster_id": "dry2", "members": [greedy]}).json()
         assert not refused["placeable"] and refused["members"] == []
         assert refused["reasons"][0]["nodes"] == [{"node": NODE, "constraint": "disks",
-                                                   "message": "needs 5 ssd disks, 2 free"}]
+                                                   "message": f"needs {free_ssd + 1} ssd disks, {free_ssd} free"}]
 
         invalid = http.post("/placements/dry-run", headers=headers, json={"cluster_id": "dry3", "members": [
             {**greedy, "disks": {"floppy": 1}}]})
