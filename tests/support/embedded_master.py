@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from spindle_mesos_embedded.main import LOCAL_AGENT_SETTINGS
 from tests.support.live_server import free_port, wait_ok
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,14 +53,11 @@ class MesosProcess:
             raise AssertionError(f"{self.program} did not stop on signal {sig}") from None
 
 
-# What the platform's own agent is given (make test sets SPINDLE_AGENT_CPUS for it): a test's master or
-# agent gets these only from the test, or a master would run a local agent the test never asked for.
-AGENT_SETTINGS = ("SPINDLE_MESOS_RESOURCES", "SPINDLE_AGENT_CPUS", "SPINDLE_AGENT_MEM_MB")
-
-
 def inherited() -> dict[str, str]:
-    """This process's environment without the platform agent's settings."""
-    return {k: v for k, v in os.environ.items() if k not in AGENT_SETTINGS}
+    """This process's environment without the platform agent's settings (make test sets
+    SPINDLE_AGENT_CPUS for it): a test's master or agent gets these only from the test, or a master
+    would run a local agent the test never asked for."""
+    return {k: v for k, v in os.environ.items() if k not in LOCAL_AGENT_SETTINGS}
 
 
 @contextmanager

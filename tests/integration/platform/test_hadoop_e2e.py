@@ -48,14 +48,19 @@ def heard_from(live: dict, ip: str) -> bool:
     return any(n["xferaddr"].split(":")[0] == ip and n["lastContact"] <= HEARTBEAT_FRESH_S for n in live.values())
 
 
+def namenode_bean(namenode: dict, name: str) -> dict:
+    """One of the NameNode's JMX beans (``NameNodeInfo``, ``FSNamesystem``)."""
+    return httpx.get(f"http://{namenode['ip']}:9870/jmx", params={"qry": f"Hadoop:service=NameNode,name={name}"},
+                     timeout=10).json()["beans"][0]
+
+
 def live_datanodes(namenode: dict, expected: int, timeout: float = 180, fresh: str | None = None) -> dict:
     """The NameNode's view (JMX NameNodeInfo) once ``expected`` DataNodes are live and safe mode is off
     (and, given ``fresh``, the DataNode at that IP has just been heard from)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            info = httpx.get(f"http://{namenode['ip']}:9870/jmx",
-                             params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}, timeout=10).json()["beans"][0]
+            info = namenode_bean(namenode, "NameNodeInfo")
             live = json.loads(info["LiveNodes"])
             if len(live) == expected and not info["Safemode"] and (fresh is None or heard_from(live, fresh)):
                 return live
@@ -74,8 +79,7 @@ def read_back(namenode: dict, path: str) -> bytes:
     try:
         response = httpx.get(where, timeout=60)
     except httpx.TransportError as exc:
-        info = httpx.get(f"http://{namenode['ip']}:9870/jmx", timeout=10,
-                         params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}).json()["beans"][0]
+        info = namenode_bean(namenode, "NameNodeInfo")
         view = {n["xferaddr"]: (n["adminState"], n["lastContact"]) for n in json.loads(info["LiveNodes"]).values()}
         raise AssertionError(f"reading from {where.split('?')[0]}: {exc!r}; the NameNode's live DataNodes: {view}, "
                              f"dead: {list(json.loads(info['DeadNodes']))}") from exc
@@ -204,14 +208,12 @@ def test_a_datanode_a_resize_removes_is_decommissioned_first(user):
         # RUNNING again: the members were told their peers (Reconfigure, the NameNode's reload among
         # them). The NameNode counts the removed DataNode live for minutes yet; it must not take it
         # back into service, or it sends readers to an address nobody holds.
-        info = httpx.get(f"http://{namenode['ip']}:9870/jmx",
-                         params={"qry": "Hadoop:service=NameNode,name=NameNodeInfo"}, timeout=10).json()["beans"][0]
+        info = namenode_bean(namenode, "NameNodeInfo")
         states = [n["adminState"] for n in json.loads(info["LiveNodes"]).values()
                   if n["xferaddr"].split(":")[0] == leaving["ip"]]
         assert "In Service" not in states, states
         assert read_back(namenode, "/spindle/drain.bin") == data
-        system = httpx.get(f"http://{namenode['ip']}:9870/jmx",
-                           params={"qry": "Hadoop:service=NameNode,name=FSNamesystem"}, timeout=10).json()["beans"][0]
+        system = namenode_bean(namenode, "FSNamesystem")
         assert (system["MissingBlocks"], system["UnderReplicatedBlocks"]) == (0, 0), system
     finally:
         retrying(lambda: user.delete(cluster))
