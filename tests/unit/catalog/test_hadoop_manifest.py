@@ -4,6 +4,7 @@ a DataNode in dfs.datanode.data.dir (and, with YARN, in the NodeManager's local 
 NameNode's metadata on its one disk, replication capped by the DataNodes there are, daemons bound on
 the member's IP; a job driver's configuration (carried in its env) is the cluster's."""
 import re
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -214,10 +215,54 @@ def test_datanodes_a_resize_removes_are_decommissioned_first(manifest):
                           retired=retired)["files"]
     assert files["/etc/hadoop/dfs.exclude"].split() == [ips[leaving[1].member_id], "10.0.0.99"]
 
-    drain = manifest["roles"]["datanode"]["drain"]
-    assert drain["by"] == "namenode"
-    context = member_context({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=leaving)
-    [shell, flag, script] = render_value(drain["done"], context, "drain.done")
+    assert manifest["roles"]["datanode"]["drain"]["by"] == "namenode"
+    assert parse(files["/etc/hadoop/hdfs-site.xml"])["dfs.namenode.decommission.interval"] == "5s"
+
+
+# A real `hdfs dfsadmin -report` of Hadoop 3.3.6 (a Spindle NameNode's, during a drain; IPs replaced):
+# 10.0.0.2 and 10.0.0.3 Normal, 10.0.0.4 Decommissioned.
+REPORT = (Path(__file__).parent / "data" / "hdfs-dfsadmin-report.txt").read_text()
+IN_PROGRESS = "Decommission Status : Decommission in progress"  # DatanodeInfo's words for that state
+
+
+def status_of(report: str, ip: str, status: str) -> str:
+    """The report with the DataNode at ``ip`` in ``status`` (its one status line replaced)."""
+    head, block = report.split(f"Name: {ip}:", 1)
+    line = next(x for x in block.splitlines() if x.startswith("Decommission Status : "))
+    return head + f"Name: {ip}:" + block.replace(line, status, 1)
+
+
+@pytest.mark.parametrize(("leaving", "report", "code", "said"), [
+    (["10.0.0.4"], REPORT, 0, "every leaving DataNode is decommissioned by the NameNode"),
+    (["10.0.0.4"], status_of(REPORT, "10.0.0.4", IN_PROGRESS), 1, "10.0.0.4: not decommissioned yet"),
+    (["10.0.0.3", "10.0.0.4"], REPORT, 1, "10.0.0.3: not decommissioned yet"),
+    # the status read is the one in the leaving DataNode's own block, not the next one's
+    (["10.0.0.3"], REPORT, 1, "10.0.0.3: not decommissioned yet"),
+    (["10.0.0.4"], status_of(status_of(REPORT, "10.0.0.4", "Decommission Status : Normal"), "10.0.0.3",
+                             "Decommission Status : Decommissioned"), 1, "10.0.0.4: not decommissioned yet"),
+    # an IP the report does not list (10.0.0.40 is not 10.0.0.4)
+    (["10.0.0.4"], REPORT.replace("Name: 10.0.0.4:", "Name: 10.0.0.40:"), 1, "10.0.0.4: not decommissioned yet"),
+    (["10.0.0.4"], None, 1, ""),  # the NameNode did not answer
+], ids=["decommissioned", "in-progress", "one-of-two", "normal", "next-block", "absent", "no-answer"])
+def test_the_drain_check_passes_only_once_the_namenode_reports_each_leaving_datanode_decommissioned(
+        manifest, tmp_path, leaving, report, code, said):
+    """The DataNodes' drain check, rendered for the leaving IPs and run by sh with an ``hdfs`` that
+    prints the report (or fails): exit 0 only when every leaving DataNode's own block of the report
+    says Decommissioned (a removal before that loses the replicas not copied yet, and the NameNode
+    keeps sending readers to the DataNode that went)."""
+    resolved = validate_options(manifest, {"roles": {"datanode": {"count": 3}}})
+    planned = plan_members("c1", manifest, resolved)
+    namenode = next(m for m in planned if m.role == "namenode")
+    going = [m for m in planned if m.role == "datanode"][-len(leaving):]
+    ips = {m.member_id: f"10.0.0.{i}" for i, m in enumerate(planned, start=1)}
+    ips.update({m.member_id: ip for m, ip in zip(going, leaving, strict=True)})
+    context = member_context({"id": "c1"}, manifest, resolved, namenode, ips, planned, leaving=going)
+    [shell, flag, script] = render_value(manifest["roles"]["datanode"]["drain"]["done"], context, "drain.done")
     assert (shell, flag) == ("sh", "-c")
-    for m in leaving:
-        assert f"grep -q 'Name: {ips[m.member_id]}:' || exit 1" in script
+    (tmp_path / "report").write_text(report or "")
+    hdfs = tmp_path / "hdfs"
+    hdfs.write_text(f"#!/bin/sh\ncat {tmp_path / 'report'}\nexit {0 if report is not None else 255}\n")
+    hdfs.chmod(0o755)
+    run = subprocess.run([shell, flag, script], env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, capture_output=True,
+                         text=True, timeout=30)
+    assert (run.returncode, run.stdout.strip().splitlines()[-1:] or [""]) == (code, [said])
