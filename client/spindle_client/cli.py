@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--keep-disks", action="store_true",
                                  help="keep the members' disks, data and all, as a dataset of yours")
             command.add_argument("--dataset", help="the dataset's name (default: the cluster's id)")
+            command.add_argument("--force", action="store_true",
+                                 help="delete it even though other clusters of yours are bound to it")
         command.set_defaults(func=api_command(func))
     resize = sub.add_parser("resize", parents=[machine], help="change how many members of a role a running cluster has",
                             usage="spindle resize CLUSTER_ID ROLE=COUNT [ROLE=COUNT ...] [--plan] [--follow] [--json]")

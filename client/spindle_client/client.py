@@ -162,12 +162,16 @@ class SpindleClient:
     def cluster(self, cluster: ClusterAddress) -> models.Cluster:
         return self._get(models.Cluster, "GET", cluster_path(cluster))
 
-    def delete(self, cluster: ClusterAddress, keep_disks: bool = False, dataset: str | None = None) -> models.Cluster:
+    def delete(self, cluster: ClusterAddress, keep_disks: bool = False, dataset: str | None = None,
+               force: bool = False) -> models.Cluster:
         """Destroy a cluster; ``keep_disks``: its members' disks are kept with their data as your
-        dataset ``dataset`` (default: the cluster's id) instead of being wiped."""
+        dataset ``dataset`` (default: the cluster's id) instead of being wiped; ``force``: even though
+        other clusters of yours are bound to it (else a 409 CLUSTER_IN_USE names them)."""
         params: dict[str, Any] = {"keep_disks": "true"} if keep_disks else {}
         if dataset is not None:
             params["dataset"] = dataset
+        if force:
+            params["force"] = "true"
         return self._get(models.Cluster, "DELETE", cluster_path(cluster), params=params)
 
     def resize(self, cluster: ClusterAddress, roles: Mapping[str, int]) -> models.Cluster:

@@ -75,6 +75,8 @@ def _reason(cluster: models.Cluster) -> str:
 def _print_cluster(cluster: models.Cluster) -> None:
     print(f"cluster  {cluster.id}  {cluster.product} {cluster.version}  owner {cluster.owner}")
     print(f"state    {cluster.state}{_reason(cluster)}")
+    for notice in cluster.notices or ():
+        print(f"notice   {notice.code}: {notice.message}")
     if cluster.members:
         print(f"{'MEMBER':<28}{'ROLE':<10}{'STATE':<14}{'NODE':<14}{'IP':<16}{'DISKS':<7}DNS")
         for m in cluster.members:
@@ -166,7 +168,7 @@ def cmd_events(args: argparse.Namespace, client: SpindleClient, username: str) -
 
 def cmd_delete(args: argparse.Namespace, client: SpindleClient, username: str) -> int:
     cluster = client.delete(client.find_cluster(username, args.cluster_id), keep_disks=args.keep_disks,
-                            dataset=args.dataset)
+                            dataset=args.dataset, force=args.force)
     if args.json:
         _print_json(cluster)
     else:

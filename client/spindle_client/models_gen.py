@@ -669,6 +669,17 @@ class NodeSeries(ApiModel):
     unit: Annotated[Unit, Field(title='Unit')]
 
 
+class Notice(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    at: Annotated[str, Field(title='At')]
+    code: Annotated[
+        str, Field(description='machine-readable: BINDING_GONE', title='Code')
+    ]
+    message: Annotated[str, Field(title='Message')]
+
+
 class PlacedMember(ApiModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1300,6 +1311,14 @@ class ClusterView(ApiModel):
     id: Annotated[str, Field(title='Id')]
     members: Annotated[
         list[MemberView], Field(title='Members', validate_default=True)
+    ] = []
+    notices: Annotated[
+        list[Notice],
+        Field(
+            description='what the owner should know that the state does not say, e.g. BINDING_GONE: a cluster this one binds was deleted with force',
+            title='Notices',
+            validate_default=True,
+        ),
     ] = []
     options: Annotated[dict[str, Any], Field(title='Options')]
     owner: Annotated[str, Field(description="the owner's username", title='Owner')]

@@ -431,6 +431,12 @@ class MemberView(Model):
     replacements: int = Field(0, description="how often Spindle launched this member again after it died")
 
 
+class Notice(Model):
+    code: str = Field(description="machine-readable: BINDING_GONE")
+    message: str
+    at: Timestamp
+
+
 class ClusterView(Model):
     id: str
     owner: str = Field(description="the owner's username")
@@ -446,6 +452,8 @@ class ClusterView(Model):
     created_at: Timestamp
     updated_at: Timestamp
     members: list[MemberView] = []
+    notices: list[Notice] = Field(default=[], description="what the owner should know that the state does not "
+                                    "say, e.g. BINDING_GONE: a cluster this one binds was deleted with force")
 
 
 DATASET_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"

@@ -7,8 +7,9 @@ access), of the declared product, and running. Templates then see ``bound.<name>
 ``cluster`` and ``peers`` (role → members with id, name, ip, node) and its data-plane ``secret`` (for
 a client that must authenticate to it, e.g. jupyterlab's Spark driver; a template puts it in env,
 never on a command line) — or ``None`` where the launch bound nothing; and network isolation lets a
-cluster and the clusters it binds (both ways) reach each other. Deleting a target is not refused:
-the clusters bound to it keep running without it."""
+cluster and the clusters it binds (both ways) reach each other. Deleting a target that live clusters
+bind is refused (409 naming them) unless the delete says ``force``: then those clusters keep running
+without it and their views say so (a BINDING_GONE notice, and their timelines)."""
 from typing import Any
 
 from sqlalchemy import select
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from spindle_common.contracts import ClusterState
 from spindle_common.errors import ApiError
+from spindle_orchestrator.clusters import record_event
 from spindle_orchestrator.models import Cluster
 from spindle_orchestrator.sweeper import settled_cluster
 
@@ -37,7 +39,8 @@ def check(session: Session, manifest: dict[str, Any], options: dict[str, Any], o
     so every name is a declared binding."""
     declared = manifest.get("bindings", {})
     for name, target_id in sorted(bound_ids(options).items()):
-        target = session.get(Cluster, target_id)
+        # FOR SHARE: a delete of the target (FOR UPDATE) waits for this launch, then sees it bound.
+        target = session.get(Cluster, target_id, with_for_update={"read": True})
         if target is None or target.owner_id != owner_id:
             raise ApiError(404, "BOUND_CLUSTER_NOT_FOUND", f"bind.{name}: you have no cluster {target_id}",
                            {"binding": name, "cluster_id": target_id})
@@ -74,10 +77,37 @@ def context(session: Session, manifest: dict[str, Any], options: dict[str, Any])
     return bound
 
 
+def _others(session: Session, cluster: Cluster) -> list[Cluster]:
+    """The owner's other live clusters (not being deleted, not settled)."""
+    return [o for o in session.scalars(select(Cluster).where(
+        Cluster.owner_id == cluster.owner_id, Cluster.id != cluster.id,
+        Cluster.state != ClusterState.DESTROYED.value).order_by(Cluster.id)) if _usable(o)]
+
+
 def linked(session: Session, cluster: Cluster) -> list[str]:
     """Ids of the live clusters this one binds or is bound by (the same owner's only)."""
     targets = set(bound_ids(cluster.options).values())
-    others = session.scalars(select(Cluster).where(Cluster.owner_id == cluster.owner_id, Cluster.id != cluster.id,
-                                                   Cluster.state != ClusterState.DESTROYED.value))
-    return sorted(o.id for o in others
-                  if _usable(o) and (o.id in targets or cluster.id in bound_ids(o.options).values()))
+    return [o.id for o in _others(session, cluster) if o.id in targets or cluster.id in bound_ids(o.options).values()]
+
+
+def bound_by(session: Session, cluster: Cluster) -> list[tuple[Cluster, str]]:
+    """The live clusters that bind ``cluster``, each with the name of its binding."""
+    return [(o, name) for o in _others(session, cluster) for name, target in sorted(bound_ids(o.options).items())
+            if target == cluster.id]
+
+
+def refuse_or_tell_bound(session: Session, cluster: Cluster, force: bool, now: str) -> None:
+    """Before ``cluster`` is deleted: refuse (409 CLUSTER_IN_USE, naming them) while live clusters bind
+    it, or, with ``force``, tell each of them (a BINDING_GONE notice in its view and its timeline)."""
+    users = bound_by(session, cluster)
+    if not users:
+        return
+    if not force:
+        names = ", ".join(f"{o.id} ({o.product}, bind.{name})" for o, name in users)
+        raise ApiError(409, "CLUSTER_IN_USE", f"cluster {cluster.id} is bound by {names}: delete those first, or "
+                       "delete with force=true and they run on without it",
+                       {"bound_by": [{"cluster_id": o.id, "product": o.product, "binding": name} for o, name in users]})
+    for other, name in users:
+        message = f"bind.{name}: cluster {cluster.id} was deleted (force); this cluster runs on without it"
+        other.notices = [*(other.notices or ()), {"code": "BINDING_GONE", "message": message, "at": now}]
+        record_event(session, other.id, "cluster", "BINDING_GONE", message)

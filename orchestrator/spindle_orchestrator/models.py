@@ -51,6 +51,9 @@ class Cluster(Base):
     # again: templates see them in ``retired`` (HDFS keeps them in the NameNode's exclude file, so a
     # reload never takes a removed DataNode the NameNode still counts as live back into service).
     retired: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    # What its owner should know that the state does not say ({"code", "message", "at"}; the view's
+    # ``notices``), e.g. BINDING_GONE: a cluster it binds was deleted with force.
+    notices: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
 

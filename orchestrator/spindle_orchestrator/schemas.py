@@ -10,6 +10,7 @@ from spindle_common.contracts import (
     HeldDisk,
     MemberState,
     MemberView,
+    Notice,
     PortSpec,
     Timestamp,
     as_utc,
@@ -35,7 +36,8 @@ def cluster_view(c: Cluster) -> ClusterView:
                                            message=m.message, node=m.node, ip=m.ip, dns_name=m.dns_name,
                                            disks=[HeldDisk(**d) for d in m.disks],
                                            ports=[PortSpec(**p) for p in m.ports], replacements=m.replacements)
-                                for m in c.members])
+                                for m in c.members],
+                       notices=[Notice(**n) for n in c.notices or ()])
 
 
 def event_view(e: Event) -> EventView:

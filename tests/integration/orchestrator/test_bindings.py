@@ -73,7 +73,7 @@ def test_a_binding_needs_a_running_cluster_of_the_owner_and_the_declared_product
     assert count(db) == before, "a refused launch creates nothing"
     accepted = launch(api, "u1", "spark", "3.5", {"bind": {"hdfs": hdfs}})
     assert accepted.status_code == 202, accepted.text
-    api.delete(f"/clusters/{hdfs}", headers=AS_API)
+    assert api.delete(f"/clusters/{hdfs}", headers=AS_API, params={"force": "true"}).status_code == 202
     refused = launch(api, "u1", "engine", "1.0", {"bind": {"hdfs": hdfs}})
     assert refused.status_code == 409, "a cluster being deleted is no binding target"
 
@@ -118,3 +118,43 @@ def test_bound_clusters_reach_each_other_and_templates_see_the_namenode(api, db)
     api.delete(f"/clusters/{hdfs}", headers=AS_API)
     with session_factory(db)() as session, pytest.raises(bindings.BindingGone):
         bindings.context(session, engine, {"bind": {"hdfs": hdfs}})  # a launch or driver after it: fails
+
+
+def test_a_cluster_others_are_bound_to_is_deleted_only_with_force_and_they_are_told(api, db):
+    """DELETE of a cluster live clusters bind: 409 CLUSTER_IN_USE naming each (cluster, product,
+    binding) and nothing changes; the owner's other clusters, another owner's and a binder being
+    deleted do not count; with force it goes, and each binder's view and timeline say BINDING_GONE."""
+    hdfs = launch(api, "u1", "hadoop", "3.3").json()["id"]
+    running(db, hdfs, {"namenode": ["10.9.0.2"], "datanode": ["10.9.0.3"]})
+    spark = launch(api, "u1", "spark", "3.5", {"bind": {"hdfs": hdfs}}).json()["id"]
+    engine = launch(api, "u1", "engine", "1.0", {"bind": {"hdfs": hdfs}}).json()["id"]
+    small = {"worker": {"count": 1, "disks": {"hdd": 0}}}
+    gone = launch(api, "u1", "spark", "3.5", {"bind": {"hdfs": hdfs}, "roles": small}).json()["id"]
+    assert api.delete(f"/clusters/{gone}", headers=AS_API).status_code == 202  # being deleted: binds nothing
+    assert launch(api, "u1", "spark", "3.5", {"roles": small}).status_code == 202  # unbound
+    assert launch(api, "u2", "hadoop", "3.3").status_code == 202  # another owner's
+
+    refused = api.delete(f"/clusters/{hdfs}", headers=AS_API)
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "CLUSTER_IN_USE"
+    assert sorted(error["details"]["bound_by"], key=lambda b: b["cluster_id"]) == sorted(
+        [{"cluster_id": spark, "product": "spark", "binding": "hdfs"},
+         {"cluster_id": engine, "product": "engine", "binding": "hdfs"}], key=lambda b: b["cluster_id"])
+    assert spark in error["message"] and engine in error["message"] and gone not in error["message"]
+    view = api.get(f"/clusters/{hdfs}", headers=AS_API).json()
+    assert (view["state"], view["notices"]) == ("RUNNING", [])
+    states = [e["state"] for e in api.get(f"/clusters/{hdfs}/events", headers=AS_API).json()]
+    assert "DELETE_REQUESTED" not in states, "a refused delete changes nothing"
+
+    assert api.delete(f"/clusters/{hdfs}", headers=AS_API, params={"force": "true"}).status_code == 202
+    for binder in (spark, engine):
+        notices = api.get(f"/clusters/{binder}", headers=AS_API).json()["notices"]
+        assert [(n["code"], n["message"]) for n in notices] == [
+            ("BINDING_GONE", f"bind.hdfs: cluster {hdfs} was deleted (force); this cluster runs on without it")]
+        events = api.get(f"/clusters/{binder}/events", headers=AS_API).json()
+        assert [e["message"] for e in events if e["state"] == "BINDING_GONE"] == [notices[0]["message"]]
+    assert api.get(f"/clusters/{gone}", headers=AS_API).json()["notices"] == []
+    again = api.delete(f"/clusters/{hdfs}", headers=AS_API)
+    assert again.status_code == 202, "a repeat of a delete under way changes nothing (and is not refused)"
+    assert len(api.get(f"/clusters/{spark}", headers=AS_API).json()["notices"]) == 1

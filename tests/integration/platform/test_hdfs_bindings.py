@@ -99,6 +99,13 @@ def test_spark_bound_to_hdfs_counts_words_from_and_to_hdfs(user, stranger, platf
         assert "_SUCCESS" in names and any(n.startswith("part-") for n in names), names
         written = Counter({w: int(c) for w, c in (line.split("\t") for line in data.decode().splitlines())})
         assert written == expected, "the output in HDFS is the exact count"
+
+        # The HDFS cluster Spark is bound to is not deleted out from under it without force.
+        with pytest.raises(SpindleError) as refused:
+            user.delete(hadoop)
+        assert (refused.value.status, refused.value.code) == (409, "CLUSTER_IN_USE")
+        assert refused.value.details["bound_by"] == [{"cluster_id": spark["id"], "product": "spark", "binding": "hdfs"}]
+        assert user.cluster(hadoop)["state"] == "RUNNING"
     finally:
         for cluster in (spark, hadoop):
             if cluster:

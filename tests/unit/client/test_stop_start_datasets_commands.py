@@ -1,4 +1,4 @@
-"""``spindle stop``/``start`` (``--follow``), ``delete --keep-disks --dataset``, ``launch --dataset`` and
+"""``spindle stop``/``start`` (``--follow``), ``delete --keep-disks --dataset`` (``--force``), ``launch --dataset`` and
 ``spindle datasets``: their command lines and the calls they make."""
 import httpx
 import pytest
@@ -24,6 +24,7 @@ def test_delete_keeping_disks():
     args = parse_args(["delete", "c1", "--keep-disks", "--dataset", "my-data"])
     assert (args.keep_disks, args.dataset) == (True, "my-data")
     assert (parse_args(["delete", "c1"]).keep_disks, parse_args(["delete", "c1"]).dataset) == (False, None)
+    assert (parse_args(["delete", "c1", "--force"]).force, parse_args(["delete", "c1"]).force) == (True, False)
 
 
 def test_launch_with_a_dataset_sets_the_option():
@@ -53,14 +54,14 @@ def test_the_calls_carry_what_the_api_takes():
     cluster = {"owner": "alice", "product": "static-web", "version": "1.0", "id": "c0123456789"}
     for call in (lambda: client.stop(cluster), lambda: client.start(cluster),
                  lambda: client.delete(cluster, keep_disks=True, dataset="my-data"), lambda: client.delete(cluster),
-                 lambda: client.reclaim_dataset("alice", "my-data")):
+                 lambda: client.delete(cluster, force=True), lambda: client.reclaim_dataset("alice", "my-data")):
         try:
             call()
         except Exception:  # the fake answer is not a cluster: only the request matters here
             pass
     assert seen == [("POST", f"{PATH}/stop", {}), ("POST", f"{PATH}/start", {}),
                     ("DELETE", PATH, {"keep_disks": "true", "dataset": "my-data"}), ("DELETE", PATH, {}),
-                    ("DELETE", "/datasets/alice/my-data", {})]
+                    ("DELETE", PATH, {"force": "true"}), ("DELETE", "/datasets/alice/my-data", {})]
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -13,6 +13,7 @@ export function aCluster(changes: Partial<Cluster> = {}): Cluster {
     options: {},
     created_at: '2026-11-23T19:52:40.123456Z',
     updated_at: '2026-11-23T19:52:41Z',
+    notices: [],
     members: [
       {
         member_id: 'c-1-server-1',

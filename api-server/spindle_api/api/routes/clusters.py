@@ -107,20 +107,27 @@ def get_cluster(username: Username, product: Product, version: Version, cluster_
 
 @router.delete("/{username}/{product}/{version}/{cluster_id}", status_code=202, responses={
     **CLUSTER_ERRORS, **error_responses(409, 422, descriptions={
-        409: "keep_disks: you have a dataset of that name already (DATASET_EXISTS)",
+        409: "keep_disks: you have a dataset of that name already (DATASET_EXISTS); other clusters of yours "
+             "are bound to this one and force was not given (CLUSTER_IN_USE: details.bound_by names them)",
         422: "a parameter is not valid; `dataset` without keep_disks, or another name than the dataset the "
              "cluster attached (INVALID_OPTIONS)"})})
 def delete_cluster(username: Username, product: Product, version: Version, cluster_id: ClusterId, user: CurrentUser,
                    orchestrator: OrchestratorDep,
                    keep_disks: Annotated[bool, Query(description="keep the members' disks, data and all, as a "
                                                      "dataset of yours instead of wiping them")] = False,
-                   dataset: DatasetName = None) -> ClusterView:
+                   dataset: DatasetName = None,
+                   force: Annotated[bool, Query(description="delete it even though other clusters of yours are "
+                                                "bound to it (they run on without it; their pages say so)")] = False,
+                   ) -> ClusterView:
     """Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously.
     With ``keep_disks`` the disks are kept as your dataset ``dataset`` (default: the cluster's id;
     the dataset the cluster attached, if any), counted against your disk quota, for a later launch
-    of the same product to attach (``options.dataset``)."""
+    of the same product to attach (``options.dataset``). A cluster others of yours are bound to (e.g.
+    the HDFS a Spark cluster reads) is deleted only with ``force``."""
     visible_cluster(orchestrator, user, username, product, version, cluster_id)
     params = {"keep_disks": "true"} if keep_disks else {}
+    if force:
+        params["force"] = "true"
     if dataset is not None:
         params["dataset"] = dataset
     return upstream_model(ClusterView, orchestrator.request("DELETE", f"/clusters/{segment(cluster_id)}",

@@ -14,6 +14,7 @@ from spindle_common.contracts import (
     ClusterState,
     ClusterView,
     EventView,
+    utcnow,
 )
 from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import bindings, clusters, datasets, quotas
@@ -73,19 +74,23 @@ def get_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller) -> Clust
 
 
 @router.delete("/{cluster_id}", status_code=202, responses=error_responses(404, 409, 422, descriptions={
-    409: "``dataset`` names a dataset you have already (DATASET_EXISTS)",
+    409: "``dataset`` names a dataset you have already (DATASET_EXISTS); live clusters bind this one and "
+         "``force`` was not given (CLUSTER_IN_USE, naming them in ``details.bound_by``)",
     422: "``dataset`` given without ``keep_disks``, or not the name of the dataset the cluster attached"}))
 def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, keep_disks: bool = False,
-                   dataset: Annotated[str | None, Query(pattern=DATASET_NAME_PATTERN)] = None) -> ClusterView:
+                   dataset: Annotated[str | None, Query(pattern=DATASET_NAME_PATTERN)] = None,
+                   force: bool = False) -> ClusterView:
     """Ask for the cluster's end; the worker moves it through DESTROYING to DESTROYED. With
     ``keep_disks`` its members' disks are kept with their data as the owner's dataset ``dataset``
-    (default: the cluster's id; the dataset it attached, if any) instead of being wiped. A repeat
-    changes nothing."""
+    (default: the cluster's id; the dataset it attached, if any) instead of being wiped. Refused while
+    live clusters bind it, unless ``force``: they then run on without it, told so. A repeat changes
+    nothing."""
     cluster = clusters.get_or_404(session, cluster_id, lock=True)
     if dataset is not None and not keep_disks:
         raise ApiError(422, "INVALID_OPTIONS", "dataset names what keep_disks keeps: give keep_disks=true too")
     if cluster.state == ClusterState.DESTROYED or cluster.delete_requested:
         return cluster_view(cluster)
+    bindings.refuse_or_tell_bound(session, cluster, force, utcnow().isoformat())
     if keep_disks:
         datasets.reserve(session, cluster, dataset)
         cluster.keep_disks = True

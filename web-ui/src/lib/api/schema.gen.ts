@@ -511,7 +511,8 @@ export interface paths {
          * @description Stop and destroy the cluster: containers, IPs and disks (wiped) are released asynchronously.
          *     With ``keep_disks`` the disks are kept as your dataset ``dataset`` (default: the cluster's id;
          *     the dataset the cluster attached, if any), counted against your disk quota, for a later launch
-         *     of the same product to attach (``options.dataset``).
+         *     of the same product to attach (``options.dataset``). A cluster others of yours are bound to (e.g.
+         *     the HDFS a Spark cluster reads) is deleted only with ``force``.
          */
         delete: operations["delete_cluster_clusters__username___product___version___cluster_id__delete"];
         options?: never;
@@ -1086,6 +1087,12 @@ export interface components {
              * @default []
              */
             members: components["schemas"]["MemberView"][];
+            /**
+             * Notices
+             * @description what the owner should know that the state does not say, e.g. BINDING_GONE: a cluster this one binds was deleted with force
+             * @default []
+             */
+            notices: components["schemas"]["Notice"][];
             /** Options */
             options: {
                 [key: string]: unknown;
@@ -1871,6 +1878,18 @@ export interface components {
              * @enum {string}
              */
             unit: "cores" | "bytes" | "bytes/s" | "disks";
+        };
+        /** Notice */
+        Notice: {
+            /** At */
+            at: string;
+            /**
+             * Code
+             * @description machine-readable: BINDING_GONE
+             */
+            code: string;
+            /** Message */
+            message: string;
         };
         /** PlacedMember */
         PlacedMember: {
@@ -4662,6 +4681,8 @@ export interface operations {
                 keep_disks?: boolean;
                 /** @description the dataset's name */
                 dataset?: string | null;
+                /** @description delete it even though other clusters of yours are bound to it (they run on without it; their pages say so) */
+                force?: boolean;
             };
             header?: never;
             path: {
@@ -4705,7 +4726,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description keep_disks: you have a dataset of that name already (DATASET_EXISTS) */
+            /** @description keep_disks: you have a dataset of that name already (DATASET_EXISTS); other clusters of yours are bound to this one and force was not given (CLUSTER_IN_USE: details.bound_by names them) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -27,11 +27,13 @@ export function getCluster(address: ClusterAddress): Promise<Cluster> {
 }
 
 /** Destroy a cluster; `keep` keeps its members' disks, data and all, as a dataset of yours (named
- * `keep.dataset`, else the cluster's id). */
-export function deleteCluster(address: ClusterAddress, keep?: { dataset?: string }): Promise<Cluster> {
+ * `keep.dataset`, else the cluster's id); `force` deletes it even though other clusters of yours are
+ * bound to it (without it, that is a 409 CLUSTER_IN_USE naming them). */
+export function deleteCluster(address: ClusterAddress, keep?: { dataset?: string }, force = false): Promise<Cluster> {
   const params = new URLSearchParams();
   if (keep) params.set('keep_disks', 'true');
   if (keep?.dataset) params.set('dataset', keep.dataset);
+  if (force) params.set('force', 'true');
   const text = params.toString();
   return apiRequest<Cluster>(`${clusterPath(address)}${text ? `?${text}` : ''}`, jsonBody('DELETE'));
 }

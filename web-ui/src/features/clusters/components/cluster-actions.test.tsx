@@ -68,6 +68,26 @@ describe('ClusterActions', () => {
     expect(calls).toEqual([{ method: 'DELETE', url: `${PATH}?keep_disks=true&dataset=my-data`, body: undefined }]);
   });
 
+  it('names the clusters bound to it when the delete is refused, and deletes with force when asked', async () => {
+    const calls: { method: string; url: string }[] = [];
+    const inUse = { error: { code: 'CLUSTER_IN_USE', message: 'cluster c-1 is bound by c-2 (spark, bind.hdfs)',
+                             details: { bound_by: [{ cluster_id: 'c-2', product: 'spark', binding: 'hdfs' }] } } };
+    vi.stubGlobal('fetch', vi.fn((url: string, init: RequestInit = {}) => {
+      calls.push({ method: init.method ?? 'GET', url });
+      return Promise.resolve(url.includes('force=true') ? jsonResponse(aCluster({ state: 'DESTROYING' }), 202) : jsonResponse(inUse, 409));
+    }));
+    const deleted = vi.fn();
+    renderWithProviders(<ClusterActions cluster={aCluster({ state: 'RUNNING' })} address={ADDRESS} onDeleted={deleted} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Delete cluster' }));
+    expect(screen.queryByRole('button', { name: /Delete anyway/ })).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Yes, delete it' }));
+    await screen.findByText(/bound by c-2 \(spark, bind.hdfs\)/);
+    expect(deleted).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('button', { name: /Delete anyway/ }));
+    await waitFor(() => expect(deleted).toHaveBeenCalled());
+    expect(calls).toEqual([{ method: 'DELETE', url: PATH }, { method: 'DELETE', url: `${PATH}?force=true` }]);
+  });
+
   it('offers nothing for a cluster being destroyed', () => {
     stubApi(aCluster());
     const { container } = renderWithProviders(<ClusterActions cluster={aCluster({ state: 'DESTROYING' })} address={ADDRESS} onDeleted={() => {}} />);

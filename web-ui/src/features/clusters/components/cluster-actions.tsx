@@ -3,6 +3,7 @@ import { useState } from 'react';
 
 import { ErrorAlert } from '@/components/ui/error-alert';
 import { PlacementPreview } from '@/features/catalog/components/placement-preview';
+import { ApiError } from '@/lib/api-client';
 import type { Cluster } from '@/lib/api/types';
 
 import { deleteCluster, planResize, resizeCluster, startCluster, stopCluster } from '../api/clusters';
@@ -12,7 +13,8 @@ import { roleCounts, type ClusterAddress } from '../lib/cluster';
 const RUNNING_STATES = new Set(['RUNNING', 'DEGRADED', 'RESIZING']);
 
 /** What the owner can do with a cluster: stop or start it, resize it (with a placement preview of
- * what it adds), and delete it (keeping its disks as a dataset, or not). Each answer replaces the
+ * what it adds), and delete it (keeping its disks as a dataset, or not; with force when other
+ * clusters are bound to it). Each answer replaces the
  * cluster shown; its event stream tells the rest. */
 export function ClusterActions({ cluster, address, onDeleted }: { cluster: Cluster; address: ClusterAddress; onDeleted: () => void }) {
   const queryClient = useQueryClient();
@@ -23,13 +25,15 @@ export function ClusterActions({ cluster, address, onDeleted }: { cluster: Clust
   const [keep, setKeep] = useState(false);
   const [dataset, setDataset] = useState('');
   const remove = useMutation({
-    mutationFn: () => deleteCluster(address, keep ? { dataset: dataset.trim() || undefined } : undefined),
+    mutationFn: (force: boolean) => deleteCluster(address, keep ? { dataset: dataset.trim() || undefined } : undefined, force),
     onSuccess: (updated) => {
       setConfirming(false);
       show(updated);
       onDeleted();
     },
   });
+  // Other clusters of the owner are bound to it: the answer names them; a second, forced delete goes on.
+  const inUse = remove.error instanceof ApiError && remove.error.code === 'CLUSTER_IN_USE';
   const state = cluster.state;
   if (state === 'DESTROYED' || state === 'DESTROYING') return null;
   return (
@@ -64,9 +68,14 @@ export function ClusterActions({ cluster, address, onDeleted }: { cluster: Clust
                 named <input value={dataset} placeholder={cluster.id} onChange={(e) => setDataset(e.target.value)} aria-label="dataset name" />
               </label>
             )}
-            <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
+            <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate(false)}>
               Yes, delete it
             </button>
+            {inUse && (
+              <button type="button" className="button button--danger" disabled={remove.isPending} onClick={() => remove.mutate(true)}>
+                Delete anyway (the clusters bound to it run on without it)
+              </button>
+            )}
             <button type="button" className="button" onClick={() => setConfirming(false)}>
               Cancel
             </button>

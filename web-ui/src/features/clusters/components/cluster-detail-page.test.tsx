@@ -128,6 +128,14 @@ describe('ClusterDetailPage', () => {
     await waitFor(() => expect(state()).toBe('DESTROYED'));
   });
 
+  it('shows what the owner should know that the state does not say (a binding gone)', async () => {
+    const message = 'bind.hdfs: cluster c-9 was deleted (force); this cluster runs on without it';
+    stubApi([aCluster({ state: 'RUNNING', notices: [{ code: 'BINDING_GONE', message, at: '2026-11-28T10:00:00Z' }] })]);
+    renderPage();
+    const notice = await screen.findByRole('status', { name: 'notice' });
+    expect(notice.textContent).toBe(`BINDING_GONE${message}`);
+  });
+
   it('after Delete, the open stream shows the cluster going until it is DESTROYED', async () => {
     const api = stubApi([aCluster({ state: 'RUNNING' })]);
     renderPage();

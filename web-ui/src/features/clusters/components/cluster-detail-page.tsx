@@ -49,6 +49,12 @@ function LiveClusterPage({ address }: { address: ClusterAddress }) {
           <p>{c.reason}</p>
         </div>
       )}
+      {c.notices.map((n) => (
+        <div key={`${n.code}-${n.at}`} className="alert alert--warning" role="status" aria-label="notice">
+          <p className="alert__title">{n.code}</p>
+          <p>{n.message}</p>
+        </div>
+      ))}
       <MemberTable members={c.members} canOpenTerminal={(m) => canOpenTerminal(c.state, m)} onOpenTerminal={setTerminal} />
       {terminal && canOpenTerminal(c.state, c.members.find((m) => m.member_id === terminal) ?? {}) && (
         <TerminalPanel address={address} member={terminal} onClose={() => setTerminal(null)} />
