@@ -18,7 +18,7 @@ from pydantic import (
     ValidationError,
 )
 
-from spindle_api.api.params import INT32_MAX, LINE_PATTERN, NODE_NAME_PATTERN, POOL_NAME_PATTERN
+from spindle_api.api.params import INT32_MAX, LINE_PATTERN, NODE_NAME_PATTERN, POOL_NAME_PATTERN, RACK_PATTERN
 from spindle_api.timeseries import FigureName, NodeFigureName, Unit
 from spindle_common.contracts import (
     ClusterPage,
@@ -150,6 +150,8 @@ class RoleManifest(Model):
                                      "re-rendered files in (its new peers)")
     drain: RoleDrain | None = Field(default=None, description="how a member is drained before a resize removes it")
     security: SecuritySpec | None = Field(default=None, description="the member's container hardening")
+    replicas: bool | None = Field(default=None, description="its members hold copies of each other's data: "
+                                  "placement.replicas_apart defaults to it (one per node, over racks first)")
 
 
 class JobsManifest(Model):
@@ -235,6 +237,10 @@ class Job(Model):
 
 
 
+Rack = Annotated[str, Field(pattern=RACK_PATTERN, examples=["rack-1"])]
+RACK_DESCRIPTION = "the node's failure domain (placement spreads replicas over racks); null: none, the node itself"
+
+
 class NodeCreate(Model):
     name: str = Field(pattern=NODE_NAME_PATTERN, examples=["node-1"])
     address: str = Field(min_length=1, max_length=255, pattern=LINE_PATTERN, examples=["10.0.0.5"])
@@ -242,6 +248,13 @@ class NodeCreate(Model):
                            description="where the node mounts its Spindle disks", examples=["/var/lib/spindle/disks"])
     cpus: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
     mem_mb: int | None = Field(default=None, gt=0, le=INT32_MAX)
+    rack: Rack | None = Field(default=None, description=RACK_DESCRIPTION)
+
+
+class NodeUpdate(Model):
+    """A registered node's rack: set it, or null to clear it. Nothing else of a node changes."""
+
+    rack: Rack | None = Field(description=RACK_DESCRIPTION)
 
 
 class Node(Model):
@@ -254,6 +267,8 @@ class Node(Model):
     created_at: Timestamp
     last_seen_at: Timestamp | None = Field(
         default=None, description="the node agent's last heartbeat (none: no node agent reports for it)")
+    rack: str | None = Field(description=RACK_DESCRIPTION)
+    failure_domain: str = Field(description="the node's rack, or its name when it has none", examples=["rack-1"])
 
 
 class LsblkDevice(BaseModel):

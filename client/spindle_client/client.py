@@ -127,6 +127,19 @@ class SpindleClient:
         """Every quota an admin set, with its usage (admins)."""
         return self._get(list[models.Quota], "GET", "/admin/quotas")
 
+    # --- nodes ---------------------------------------------------------------------------------
+    def nodes(self) -> list[models.Node]:
+        """Every node of the inventory, with its rack and failure domain (admins)."""
+        return self._get(list[models.Node], "GET", "/admin/nodes")
+
+    def node(self, name: str) -> models.Node:
+        """One node of the inventory (admins)."""
+        return self._get(models.Node, "GET", f"/admin/nodes/{name}")
+
+    def set_rack(self, name: str, rack: str | None) -> models.Node:
+        """Put node ``name`` in ``rack``, its failure domain (admins); None clears it: the node is its own again."""
+        return self._get(models.Node, "PATCH", f"/admin/nodes/{name}", json={"rack": rack})
+
     # --- clusters --------------------------------------------------------------------------------
     def launch(self, product: str, version: str, options: dict[str, Any] | None = None,
                idempotency_key: str | None = None) -> models.Cluster:

@@ -17,6 +17,7 @@ from spindle_client.models_gen import (
                                        Job,
                                        Manifest,
                                        MemberView,
+                                       Node,
                                        Plan,
                                        ProductCatalog,
                                        ProductImages,
@@ -40,4 +41,4 @@ Dataset = DatasetView
 __all__ = ["Capacity", "Cluster", "ClusterMetrics", "ClusterPage", "ClusterState", "Disk", "DiskCapacity",
            "ErrorEnvelope", "Event", "ExecRecord", "Job", "Manifest", "Member", "Plan", "Product", "ProductCatalog",
            "ProductImages",
-           "User", "CreatedToken", "Token", "Quota", "QuotaAmounts", "Dataset"]
+           "User", "CreatedToken", "Token", "Quota", "QuotaAmounts", "Dataset", "Node"]

@@ -581,6 +581,14 @@ class Node(ApiModel):
     cpus: Annotated[float | None, Field(title='Cpus')]
     created_at: Annotated[str, Field(title='Created At')]
     disk_root: Annotated[str, Field(title='Disk Root')]
+    failure_domain: Annotated[
+        str,
+        Field(
+            description="the node's rack, or its name when it has none",
+            examples=['rack-1'],
+            title='Failure Domain',
+        ),
+    ]
     id: Annotated[int, Field(title='Id')]
     last_seen_at: Annotated[
         str | None,
@@ -591,6 +599,13 @@ class Node(ApiModel):
     ] = None
     mem_mb: Annotated[int | None, Field(title='Mem Mb')]
     name: Annotated[str, Field(title='Name')]
+    rack: Annotated[
+        str | None,
+        Field(
+            description="the node's failure domain (placement spreads replicas over racks); null: none, the node itself",
+            title='Rack',
+        ),
+    ]
 
 
 class Cpus1(RootModel[float]):
@@ -599,6 +614,18 @@ class Cpus1(RootModel[float]):
 
 class MemMb1(RootModel[int]):
     root: Annotated[int, Field(gt=0, le=2147483647, title='Mem Mb')]
+
+
+class Rack(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="the node's failure domain (placement spreads replicas over racks); null: none, the node itself",
+            examples=['rack-1'],
+            pattern='^[a-z0-9][a-z0-9._-]{0,62}$',
+            title='Rack',
+        ),
+    ]
 
 
 class NodeCreate(ApiModel):
@@ -636,6 +663,13 @@ class NodeCreate(ApiModel):
             title='Name',
         ),
     ]
+    rack: Annotated[
+        Rack | None,
+        Field(
+            description="the node's failure domain (placement spreads replicas over racks); null: none, the node itself",
+            title='Rack',
+        ),
+    ] = None
 
 
 class NodeReason(ApiModel):
@@ -667,6 +701,19 @@ class NodeSeries(ApiModel):
     points: Annotated[list[Point], Field(title='Points')]
     state: Annotated[str | None, Field(title='State')] = None
     unit: Annotated[Unit, Field(title='Unit')]
+
+
+class NodeUpdate(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    rack: Annotated[
+        Rack | None,
+        Field(
+            description="the node's failure domain (placement spreads replicas over racks); null: none, the node itself",
+            title='Rack',
+        ),
+    ]
 
 
 class Notice(ApiModel):
@@ -1290,6 +1337,13 @@ class RoleManifest(ApiModel):
         Field(
             description='run in a running member after a resize put its re-rendered files in (its new peers)',
             title='Reload',
+        ),
+    ] = None
+    replicas: Annotated[
+        bool | None,
+        Field(
+            description="its members hold copies of each other's data: placement.replicas_apart defaults to it (one per node, over racks first)",
+            title='Replicas',
         ),
     ] = None
     restart: Annotated[

@@ -1,5 +1,5 @@
 """What ``spindle quota`` (your usage against your quota) and ``spindle admin quota list | show USER |
-set USER --cpus … --ips …`` (admins) do."""
+set USER --cpus … --ips …`` (admins) do; ``spindle admin nodes …`` is ``node_commands``."""
 import argparse
 import json
 import sys
@@ -7,6 +7,7 @@ from typing import Any
 
 from spindle_client import models
 from spindle_client.client import SpindleClient, api_json
+from spindle_client.node_commands import cmd_admin_nodes
 
 SCALARS = ("clusters", "cpus", "mem_mb", "floating_ips")
 DISK_CLASSES = ("hdd", "ssd", "nvme")
@@ -80,7 +81,11 @@ def _usage(message: str) -> int:
 
 
 def cmd_admin(args: argparse.Namespace, client: SpindleClient, _: str) -> int:
-    """``spindle admin quota list | show USER | set USER [limits]``."""
+    """``spindle admin quota list | show USER | set USER [limits]``; ``spindle admin nodes …``."""
+    if args.area == "nodes":
+        return cmd_admin_nodes(args, client)
+    if args.action == "set-rack" or args.rack is not None or args.clear:
+        return _usage("'admin quota' takes no rack (see 'admin nodes set-rack NODE RACK')")
     if args.action == "list":
         if args.username:
             return _usage("'admin quota list' takes no user (see 'admin quota show USER')")
@@ -116,12 +121,17 @@ def add_quota_commands(sub: Any, machine: argparse.ArgumentParser, api_command: 
     quota = sub.add_parser("quota", parents=[machine], help="your usage against your quota")
     quota.add_argument("--user", help="another user's quota (admins)")
     quota.set_defaults(func=api_command(cmd_quota))
-    admin = sub.add_parser("admin", parents=[machine], help="administration: users' quotas",
+    admin = sub.add_parser("admin", parents=[machine], help="administration: users' quotas, nodes' racks",
                            usage="spindle admin quota [list | show USER | set USER [--clusters N] [--cpus X] "
-                                 "[--mem-mb N] [--disk CLASS=N]... [--ips N] [--default LIMIT]...] [--json]")
-    admin.add_argument("area", choices=["quota"])
-    admin.add_argument("action", nargs="?", choices=["list", "show", "set"], default="list")
-    admin.add_argument("username", nargs="?")
+                                 "[--mem-mb N] [--disk CLASS=N]... [--ips N] [--default LIMIT]...] [--json]\n"
+                                 "       spindle admin nodes [list | show NODE | set-rack NODE (RACK | --clear)] "
+                                 "[--json]")
+    admin.add_argument("area", choices=["quota", "nodes"])
+    admin.add_argument("action", nargs="?", choices=["list", "show", "set", "set-rack"], default="list")
+    admin.add_argument("username", nargs="?", metavar="USER|NODE")
+    admin.add_argument("rack", nargs="?", help="set-rack: the node's rack, its failure domain (e.g. rack-1)")
+    admin.add_argument("--clear", action="store_true",
+                       help="set-rack: take the node out of its rack (it is its own failure domain again)")
     limits = admin.add_argument_group("set", "limits to change; the user's other limits stay as they are")
     limits.add_argument("--clusters", type=int, help="clusters not destroyed (waiting ones count)")
     limits.add_argument("--cpus", type=float, help="cpus of every member")

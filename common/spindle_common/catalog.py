@@ -5,11 +5,12 @@ and files) and the JSON Schema (Draft 2020-12) of its launch options. A broken m
 load, naming its file and field; bad launch options are an ``INVALID_OPTIONS`` error listing each
 problem by path.
 
-Every product takes the same ``placement`` option (strategy, anti-affinity, preferred and excluded
-nodes). Its schema is written once, here: a manifest's options schema says
+Every product takes the same ``placement`` option (strategy, anti-affinity, replicas apart,
+preferred and excluded nodes). Its schema is written once, here: a manifest's options schema says
 ``"placement": {"$ref": "spindle:placement"}`` and the loader puts ``placement_schema`` in its place,
-``anti_affinity`` limited to that product's roles (keywords beside the ``$ref``, e.g. a product's own
-``default``, win). Everyone who reads the manifest afterwards (the validator, the API, the web form)
+``anti_affinity`` and ``replicas_apart`` limited to that product's roles, ``replicas_apart``
+defaulting to the roles marked ``"replicas": true`` (keywords beside the ``$ref``, e.g. a product's
+own ``default``, win). Everyone who reads the manifest afterwards (the validator, the API, the web form)
 sees a plain schema.
 
 A product that can use another cluster of its owner declares it in ``bindings`` (name → the product
@@ -18,6 +19,7 @@ cluster id) to its options schema. The orchestrator checks the named clusters (`
 """
 import copy
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +132,10 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                                        "timeout_s": {"type": "integer", "minimum": 10, "maximum": 86400}},
                     },
                     "security": _SECURITY,
+                    "replicas": {"type": "boolean",
+                                 "description": "its members hold copies of each other's data (DataNodes, brokers, "
+                                                "Cassandra nodes): placed one per node, over racks first, unless "
+                                                "the launch's placement.replicas_apart leaves the role out"},
                 },
             },
         },
@@ -143,8 +149,9 @@ _NODE_NAMES = {"type": "array", "uniqueItems": True, "maxItems": 256, "default":
                "items": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"}}
 
 
-def placement_schema(roles: list[str]) -> dict[str, Any]:
-    """The ``placement`` launch option of a product with these roles (the fragment every manifest refers to)."""
+def placement_schema(roles: list[str], replicas: list[str] | None = None) -> dict[str, Any]:
+    """The ``placement`` launch option of a product with these roles, ``replicas`` the ones that hold
+    copies of each other's data (the fragment every manifest refers to)."""
     return {
         "type": "object", "additionalProperties": False,
         "description": "where the members may go",
@@ -156,6 +163,13 @@ def placement_schema(roles: list[str]) -> dict[str, Any]:
                               "items": {"enum": list(roles)},
                               "description": "roles whose members must each be on a different node (a hard rule: "
                                              "not placeable on fewer nodes than members of such a role)"},
+            "replicas_apart": {"title": "Replicas apart", "type": "array", "uniqueItems": True,
+                               "default": list(replicas or []), "items": {"enum": list(roles)},
+                               "description": "roles whose members hold copies of each other's data: one per node "
+                                              "and spread over racks on a platform of several nodes (a launch "
+                                              "with more of them than nodes is refused); on a one-node platform "
+                                              "they share it, and the cluster says so. Default: the product's "
+                                              "replica roles; [] lets them share nodes"},
             "preferred_nodes": {**_NODE_NAMES, "description": "nodes tried first (when they fit)"},
             "excluded_nodes": {**_NODE_NAMES, "description": "nodes never used"},
         },
@@ -169,7 +183,8 @@ def _resolve_placement(manifest: dict[str, Any]) -> None:
     if not (isinstance(sub, dict) and sub.get("$ref") == PLACEMENT_REF):
         raise CatalogError(f'needs "placement": {{"$ref": "{PLACEMENT_REF}"}}: every product takes the shared '
                            "placement option")
-    properties["placement"] = {**placement_schema(list(manifest["roles"])),
+    replicas = [name for name, role in manifest["roles"].items() if role.get("replicas")]
+    properties["placement"] = {**placement_schema(list(manifest["roles"]), replicas),
                                **{k: v for k, v in sub.items() if k != "$ref"}}
 
 
@@ -371,6 +386,29 @@ def role_counts(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, 
     for member in member_requests(manifest, options):
         counts[member["role"]] += 1
     return counts
+
+
+def replicas_sharing(manifest: dict[str, Any], options: dict[str, Any], nodes: Collection[str]) -> list[str]:
+    """Keeping replicas apart (``placement.replicas_apart``) on a platform of these ``nodes`` (the
+    inventory's; none known: nothing is checked). Several nodes: a role with more members than the
+    nodes its launch may use is refused (422 REPLICAS_CANNOT_BE_APART, naming the role, the count and
+    the nodes). One node: the roles whose members will share it (for the cluster to say so)."""
+    placement = options.get("placement") or {}
+    counts = role_counts(manifest, options)
+    roles = [role for role in placement.get("replicas_apart", []) if counts.get(role, 0) > 1]
+    if len(nodes) <= 1:
+        return roles if nodes else []
+    excluded = set(placement.get("excluded_nodes", []))
+    usable = sorted(n for n in nodes if n not in excluded)
+    for role in roles:
+        if counts[role] > len(usable):
+            raise ApiError(422, "REPLICAS_CANNOT_BE_APART",
+                           f"role {role}: {counts[role]} members hold copies of each other's data and must each be "
+                           f"on a different node, but {len(usable)} nodes may take them "
+                           f"({', '.join(usable) or 'none'}); ask for at most {len(usable)}, or leave {role} out of "
+                           "placement.replicas_apart to let them share nodes",
+                           {"role": role, "count": counts[role], "nodes": usable})
+    return []
 
 
 def with_counts(options: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:

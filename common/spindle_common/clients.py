@@ -65,7 +65,7 @@ class ServiceClient:
 
 
 class DiskClient(ServiceClient):
-    """disk-service: which disks a node has, and exclusive allocation of whole disks."""
+    """disk-service: which disks a node has, the nodes' failure domains, and exclusive allocation of whole disks."""
 
     def disks(self, **filters: str) -> list[dict[str, Any]]:
         """Every disk matching ``filters`` (node, state, class, owner), all pages."""
@@ -80,6 +80,10 @@ class DiskClient(ServiceClient):
 
     def disks_of_node(self, node: str) -> list[dict[str, Any]]:
         return self.disks(node=node)
+
+    def failure_domains(self) -> dict[str, str]:
+        """Node name → its failure domain (its rack, or the node itself when it has none), every node."""
+        return {node["name"]: node["failure_domain"] for node in self.request("GET", "/nodes")}
 
     def allocate(self, node: str, disk_class: str, count: int, owner: str) -> list[dict[str, Any]]:
         body = {"node": node, "disk_class": disk_class, "count": count, "owner": owner}
@@ -165,6 +169,10 @@ class SchedulerClient(ServiceClient):
 
     def launch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         return self.request("POST", "/launches", json=body)
+
+    def nodes(self) -> list[str]:
+        """The platform's nodes now (the agents the master counts as active)."""
+        return [node["name"] for node in self.request("GET", "/nodes")]
 
     def unfinished_clusters(self, origin: str) -> dict[str, int]:
         """Clusters ``origin`` launched that still have tasks not terminal: id → how many."""

@@ -333,6 +333,10 @@ class ClusterSpec(Model):
     anti_affinity_roles: list[RoleName] = Field(default=[], max_length=64,
                                                 description="roles whose members must each be on a different node")
     excluded_hosts: list[NodeName] = Field(default=[], max_length=256, description="nodes never used")
+    replica_roles: list[RoleName] = Field(default=[], max_length=64,
+                                          description="roles whose members hold copies of each other's data: one "
+                                                      "per node and over racks first, unless the platform has "
+                                                      "one node")
     members: list[MemberSpec] = Field(min_length=1, max_length=1000)
     origin: str | None = Field(default=None, max_length=200,
                                description="who launched it (an orchestrator instance), to find its clusters again")
@@ -340,11 +344,13 @@ class ClusterSpec(Model):
     @staticmethod
     def placement_fields(options: dict[str, Any]) -> dict[str, Any]:
         """The placement fields from a launch's (resolved) options: ``options["placement"]`` with its
-        user-facing names (``strategy``, ``anti_affinity``, ``preferred_nodes``, ``excluded_nodes``);
-        what is absent (e.g. a cluster recorded before the option existed) takes the defaults."""
+        user-facing names (``strategy``, ``anti_affinity``, ``replicas_apart``, ``preferred_nodes``,
+        ``excluded_nodes``); what is absent (e.g. a cluster recorded before the option existed) takes
+        the defaults."""
         placement = options.get("placement") or {}
         return {"strategy": placement.get("strategy", Strategy.SPREAD.value),
                 "anti_affinity_roles": list(placement.get("anti_affinity", [])),
+                "replica_roles": list(placement.get("replicas_apart", [])),
                 "preferred_hosts": list(placement.get("preferred_nodes", [])),
                 "excluded_hosts": list(placement.get("excluded_nodes", []))}
 

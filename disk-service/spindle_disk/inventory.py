@@ -20,10 +20,12 @@ def node_or_404(session: Session, name: str) -> Node:
 
 
 def register_node(session: Session, body: schemas.NodeCreate) -> tuple[Node, bool]:
-    """Create the node; registering the same node again is a no-op, a different one a 409."""
+    """Create the node; registering the same node again is a no-op, a different one a 409. A
+    registration without a rack (a node agent's, deploy's) leaves the rack an admin set as it is."""
     existing = session.scalar(select(Node).where(Node.name == body.name))
     if existing is not None:
-        same = all(getattr(existing, k) == v for k, v in body.model_dump().items())
+        given = body.model_dump(exclude={"rack"} if body.rack is None else None)
+        same = all(getattr(existing, k) == v for k, v in given.items())
         if not same:
             raise ApiError(409, "NODE_EXISTS", f"node {body.name!r} is registered with other attributes",
                            {"node": body.name})
@@ -36,6 +38,14 @@ def register_node(session: Session, body: schemas.NodeCreate) -> tuple[Node, boo
 
 def list_nodes(session: Session) -> list[Node]:
     return list(session.scalars(select(Node).order_by(Node.name)))
+
+
+def set_rack(session: Session, name: str, rack: str | None) -> Node:
+    """Put the node in failure domain ``rack``; None takes it out (it is its own failure domain again)."""
+    node = node_or_404(session, name)
+    node.rack = rack
+    session.commit()
+    return node
 
 
 def disk_query() -> Select:

@@ -34,6 +34,13 @@ class Node(Base):
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
     # The node agent's last heartbeat (``POST /nodes/{name}/heartbeat``); NULL: never heard from.
     last_seen_at: Mapped[datetime | None]
+    # The failure domain an admin put the node in (``PATCH /nodes/{name}``); NULL: none.
+    rack: Mapped[str | None] = mapped_column(String(63))
+
+    @property
+    def failure_domain(self) -> str:
+        """What placement spreads replicas over: the node's rack, or the node itself when it has none."""
+        return self.rack or self.name
 
 
 class Disk(Base):

@@ -8,14 +8,21 @@ from spindle_common.contracts import DiskClass, DiskView, Timestamp
 
 Name = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 Owner = Annotated[str, Field(min_length=1, max_length=255)]
+# A node's failure domain as admins name it: lowercase, like a DNS label (nodes.rack is 63 long).
+RACK_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
+Rack = Annotated[str, Field(pattern=RACK_PATTERN, examples=["rack-1"])]
+RACK_DESCRIPTION = "the node's failure domain (placement spreads replicas over racks); null: none, the node itself"
 
 
 class NodeCreate(BaseModel):
+    """A registration. Without a rack (as node agents register) a registered node's rack stays as it is."""
+
     name: str = Name
     address: str = Field(min_length=1, max_length=255)
     disk_root: str = Field(min_length=2, max_length=4096, pattern=r"^/.+")
     cpus: float | None = Field(default=None, gt=0)
     mem_mb: int | None = Field(default=None, gt=0)
+    rack: Rack | None = Field(default=None, description=RACK_DESCRIPTION)
 
 
 class NodeOut(NodeCreate):
@@ -23,6 +30,14 @@ class NodeOut(NodeCreate):
     id: int
     created_at: Timestamp
     last_seen_at: Timestamp | None = Field(default=None, description="the node agent's last heartbeat; null: never")
+    failure_domain: str = Field(description="the node's rack, or its name when it has none")
+
+
+class NodeUpdate(BaseModel):
+    """An admin's change of a registered node: its rack (null clears it), nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+    rack: Rack | None = Field(description=RACK_DESCRIPTION)
 
 
 class Heartbeat(BaseModel):

@@ -1,18 +1,44 @@
 """Cluster rows: creation (idempotent per owner + key), lookup, listing with page tokens, events."""
 import base64
+import logging
 import secrets
 import uuid
 from datetime import datetime
 from typing import Any
 
+from fastapi import Request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from spindle_common.contracts import ClusterState
+from spindle_common.catalog import role_counts
+from spindle_common.contracts import ClusterState, utcnow
 from spindle_common.errors import ApiError
 from spindle_common.notify import CLUSTERS, EVENTS, notify
 from spindle_orchestrator.models import Cluster, Dataset, Event
+
+log = logging.getLogger("spindle.orchestrator.clusters")
+
+# The notice of a cluster whose replicas share the one node of the platform.
+REPLICAS_SHARE = "REPLICAS_SHARE_A_NODE"
+
+
+def platform_nodes(request: Request) -> list[str]:
+    """The platform's nodes now (the scheduler's: the active agents); none when it does not answer
+    (the scheduler still keeps replicas apart when it places them)."""
+    try:
+        return sorted(request.app.state.scheduler.nodes())
+    except ApiError as exc:
+        log.warning("cannot list the platform's nodes (replicas are not checked before placement): %s", exc.message)
+        return []
+
+
+def sharing_notice(manifest: dict[str, Any], options: dict[str, Any], roles: list[str]) -> dict[str, str]:
+    """What a cluster whose replica ``roles`` share the platform's one node says (``notices``)."""
+    counts = role_counts(manifest, options)
+    what = ", ".join(f"{counts[r]} {r} members" for r in roles)
+    return {"code": REPLICAS_SHARE, "message": f"replicas share a node: the platform has one node, so {what} "
+            "(copies of each other's data) are all on it; its loss loses every copy", "at": utcnow().isoformat()}
 
 
 def new_cluster_id() -> str:
@@ -71,9 +97,10 @@ def repeated(session: Session, owner_id: str, idempotency_key: str | None) -> Cl
 
 def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],
            idempotency_key: str | None, demand: dict[str, Any] | None = None,
-           dataset: Dataset | None = None) -> tuple[Cluster, bool]:
-    """A new PENDING cluster (attaching ``dataset``, checked by the caller), or the one this owner (by
-    id: a re-created user is another) already created with this key (created=False)."""
+           dataset: Dataset | None = None, notices: list[dict[str, str]] | None = None) -> tuple[Cluster, bool]:
+    """A new PENDING cluster (attaching ``dataset``, checked by the caller; with ``notices``, each in
+    its timeline too), or the one this owner (by id: a re-created user is another) already created
+    with this key (created=False)."""
     existing = repeated(session, owner_id, idempotency_key)
     if existing:
         return _same_request_or_409(existing, product, version, options), False
@@ -87,6 +114,9 @@ def create(session: Session, owner: str, owner_id: str, product: str, version: s
     session.add(cluster)
     record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
                  f"{product} {version} requested by {owner}")
+    cluster.notices = list(notices or ())
+    for notice in cluster.notices:
+        record_event(session, cluster.id, "cluster", notice["code"], notice["message"])
     wake(session, cluster.id)
     try:
         session.commit()

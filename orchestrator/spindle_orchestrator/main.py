@@ -2,7 +2,7 @@
 from fastapi import FastAPI
 
 from spindle_common.catalog import load_catalog
-from spindle_common.clients import DiskClient
+from spindle_common.clients import DiskClient, SchedulerClient
 from spindle_common.service import create_service_app, run_service
 from spindle_orchestrator import metrics
 from spindle_orchestrator.api.routes import routers
@@ -19,6 +19,9 @@ def build_app(settings: Settings) -> FastAPI:
     # Datasets' disk holds are this service's own (a reclaim releases them).
     app.state.disks = DiskClient(settings.disk_service_url, settings.internal_token, actor="orchestrator",
                                  identity_key=settings.identity_key)
+    # Keeping replicas apart counts the platform's nodes (the scheduler's view) at launch and resize.
+    app.state.scheduler = SchedulerClient(settings.scheduler_url, settings.internal_token, actor="orchestrator",
+                                          identity_key=settings.identity_key)
     return app
 
 

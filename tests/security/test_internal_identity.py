@@ -11,7 +11,8 @@ import pytest
 
 from tests.support.internal import forged_headers, internal_headers
 
-# An admin-only read of each internal service (and what the orchestrator and scheduler allow services).
+# A read of each inventory service that admins may do and users may not (services read disk-service's
+# nodes too, nodes the pools), and what the orchestrator and scheduler allow services.
 ADMIN_READS = {"disk-service": "http://127.0.0.1:8083/nodes", "network-service": "http://127.0.0.1:8084/pools"}
 SERVICE_READS = {"orchestrator": "http://127.0.0.1:8081/clusters?page_size=1",
                  "scheduler": "http://127.0.0.1:8082/clusters?origin=identity-test"}

@@ -25,8 +25,9 @@ VERSION_PATTERN = r"^[0-9A-Za-z][0-9A-Za-z.-]{0,31}$"
 # Cluster ids are names (contracts.NAME_PATTERN; the orchestrator makes them like c0123456789), job ids too (j…).
 CLUSTER_ID_PATTERN = NAME_PATTERN
 JOB_ID_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,31}$"
-# disk-service node names, network-service pool names.
+# disk-service node names and racks (failure domains), network-service pool names.
 NODE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$"
+RACK_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 POOL_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 # Page tokens are URL-safe base64.
 PAGE_TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,500}={0,2}$"

@@ -20,6 +20,7 @@ class NodeOfferIn(BaseModel):
     disks: list[OfferedDiskIn] = Field(default=[], max_length=1024)
     numa: dict[int, list[int]] = Field(default={}, description="free cpu ids per NUMA node")
     running: list[tuple[str, str]] = Field(default=[], description="(cluster id, role) of members already here")
+    rack: str = Field(default="", max_length=63, description="its failure domain; empty: the node itself")
 
     @model_validator(mode="after")
     def each_disk_and_cpu_once(self) -> "NodeOfferIn":
@@ -34,7 +35,7 @@ class NodeOfferIn(BaseModel):
     def offer(self) -> NodeOffer:
         return NodeOffer(self.node, self.cpus, self.mem_mb,
                          [OfferedDisk(d.disk_id, d.disk_class.value, d.size_mb, d.root) for d in self.disks],
-                         dict(self.numa), list(self.running))
+                         dict(self.numa), list(self.running), self.rack)
 
 
 class DryRunMemberIn(MemberSpec):
@@ -57,11 +58,14 @@ class DryRunIn(ClusterSpec):
             raise ValueError("each node may appear in one offer only")
         return self
 
-    def placement_request(self, extra_cpus: float = 0.0, extra_mem_mb: float = 0.0) -> PlacementRequest:
-        """The request as placement sees it; ``extra_*`` is what each member's executor adds."""
+    def placement_request(self, extra_cpus: float = 0.0, extra_mem_mb: float = 0.0,
+                          may_share: bool = False) -> PlacementRequest:
+        """The request as placement sees it; ``extra_*`` is what each member's executor adds;
+        ``may_share``: the platform has one node, so the replica roles share it."""
         return PlacementRequest(
             self.cluster_id,
             [MemberRequest(m.member_id, m.role, m.cpus + extra_cpus, m.mem_mb + extra_mem_mb,
                            {c.value: n for c, n in m.disks.items()}, m.cpuset)
              for m in self.members],
-            self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles), list(self.excluded_hosts))
+            self.strategy.value, list(self.preferred_hosts), list(self.anti_affinity_roles), list(self.excluded_hosts),
+            list(self.replica_roles), may_share)

@@ -116,7 +116,7 @@ class SpindleFramework(Scheduler):
         (those declined before, refuse_seconds, come back now) and place when they arrive, with the
         offers held. When the held offers are every node's already, no new offer will come: place
         on them now (and the hold timer places on whatever is held a few seconds later anyway)."""
-        expected = self._registered_agents()  # an HTTP call: not under the lock
+        expected = self.active_agents()  # an HTTP call: not under the lock
         with self.lock:
             self.expected_nodes = expected
             self.revived_at = self.clock()
@@ -124,7 +124,12 @@ class SpindleFramework(Scheduler):
                 self._place_on_held(driver, self.revived_at)
         driver.reviveOffers()
 
-    def _registered_agents(self) -> set[str]:
+    def platform_nodes(self) -> set[str]:
+        """The platform's nodes as last seen: the agents the master counted active at the last revive
+        (none known: those whose offers came; a lost agent's are dropped)."""
+        return set(self.expected_nodes) or set(self.last_offers)
+
+    def active_agents(self) -> set[str]:
         if self.registered_agents is None:
             return set()
         try:
@@ -169,7 +174,7 @@ class SpindleFramework(Scheduler):
         """The launcher's launches; none while a service it needs is away (disk-service down): an
         exception here would abort the driver's event thread, and with it the scheduler."""
         try:
-            return self.launcher.launch(pending, usable)
+            return self.launcher.launch(pending, usable, self.platform_nodes())
         except Exception:
             log.exception("placing %d pending tasks failed; trying again on the next offers", len(pending))
             return {}

@@ -5,14 +5,16 @@ A job's driver (``request["kind"] == "job"``, member id ``job-<job id>``) is pla
 with its cluster's members: it never waits for, nor holds up, a member's (re)launch. It holds no
 disks; its TaskInfo data tells the executor where the job's files and result go."""
 import logging
+import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from spindle_common.clients import DiskClient
 from spindle_common.errors import ApiError
 from spindle_scheduler.mesos.offers import OfferedDisk, ParsedOffer
+from spindle_scheduler.mesos.placing import Platform
 from spindle_scheduler.mesos.task_info import EXECUTOR_CPUS, EXECUTOR_MEM_MB, task_info
 from spindle_scheduler.metrics import PLACEMENTS
 from spindle_scheduler.models import Task
@@ -20,9 +22,12 @@ from spindle_scheduler.store import TaskStore
 
 log = logging.getLogger("spindle.launcher")
 
-# place(tasks of one cluster, offers, disk class by mount root) -> {task_id: (offer, disks, cpu ids)} or why not
-PlaceFn = Callable[[list[Task], list[ParsedOffer], dict[str, str]],
+# place(tasks of one cluster, offers, disk class by mount root, the platform's nodes and racks)
+#   -> {task_id: (offer, disks, cpu ids)} or why not
+PlaceFn = Callable[[list[Task], list[ParsedOffer], dict[str, str], Platform],
                    "dict[str, tuple[ParsedOffer, list[OfferedDisk], list[int]]] | str"]
+# How long the inventory's failure domains (racks) are used before they are read again.
+DOMAINS_TTL_S = 10.0
 
 
 def consume(offer: ParsedOffer, request: dict[str, Any], roots: list[str]) -> None:
@@ -80,6 +85,21 @@ class Launcher:
         self.disks = disks
         self.place = place
         self.executor_command = executor_command
+        self._domains: dict[str, str] = {}
+        self._domains_at: float | None = None
+        self.clock: Callable[[], float] = time.monotonic
+
+    def failure_domains(self) -> dict[str, str]:
+        """The inventory's nodes with their failure domain (rack, else the node), read again every
+        DOMAINS_TTL_S; while disk-service does not answer, the last ones read."""
+        now = self.clock()
+        if self._domains_at is None or now - self._domains_at >= DOMAINS_TTL_S:
+            try:
+                self._domains = self.disks.failure_domains()
+            except (ApiError, OSError) as exc:
+                log.warning("cannot read the nodes' failure domains (using the last ones read): %s", exc)
+            self._domains_at = now
+        return self._domains
 
     def disk_classes(self, offers: list[ParsedOffer], pending: Sequence[Task] = ()) -> dict[str, str]:
         """Class of every offered disk placement may use, by mount root, from the disk inventory: the
@@ -94,13 +114,15 @@ class Launcher:
                     classes[disk["mount_point"]] = disk["disk_class"]
         return classes
 
-    def launch(self, pending: list[Task], offers: list[ParsedOffer]) -> dict[str, list[dict[str, Any]]]:
+    def launch(self, pending: list[Task], offers: list[ParsedOffer],
+               nodes: Collection[str] = ()) -> dict[str, list[dict[str, Any]]]:
         """TaskInfos to launch, by offer id. Clusters are placed all-or-nothing, one after another;
-        each job's driver on its own."""
+        each job's driver on its own. ``nodes``: the platform's nodes now (beside those offering)."""
         classes = self.disk_classes(offers, pending)
+        platform = Platform(frozenset(nodes), self.failure_domains()).with_offers(offers)
         launches: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for (cluster_id, job), tasks in placement_groups(pending).items():
-            placed = self.place(tasks, offers, classes)
+            placed = self.place(tasks, offers, classes, platform)
             if isinstance(placed, str):
                 PLACEMENTS.labels("waiting").inc()
                 for task in tasks:

@@ -64,9 +64,10 @@ def check_cpuset(node: NodeState, member: MemberRequest, _: PlacementRequest) ->
 
 def check_anti_affinity(node: NodeState, member: MemberRequest, request: PlacementRequest) -> Reason | None:
     # node.roles: members running there (NodeOffer.running) and those this request placed there.
-    if member.role in request.anti_affinity_roles and (request.cluster_id, member.role) in node.roles:
+    if request.apart(member.role) and (request.cluster_id, member.role) in node.roles:
+        kind = "anti-affinity" if member.role in request.anti_affinity_roles else "replicas apart"
         return Reason(node.name, "anti_affinity", f"already has a member of role {member.role} of cluster "
-                                                  f"{request.cluster_id} (anti-affinity: one per node)")
+                                                  f"{request.cluster_id} ({kind}: one per node)")
     return None
 
 
@@ -94,7 +95,7 @@ def checkers_for(member: MemberRequest, request: PlacementRequest) -> tuple[Chec
         checkers.append(check_disks)
     if member.cpuset:
         checkers.append(check_cpuset)
-    if member.role in request.anti_affinity_roles:
+    if request.apart(member.role):
         checkers.append(check_anti_affinity)
     return tuple(checkers)
 

@@ -28,6 +28,9 @@ class NodeOffer:
     numa: dict[int, list[int]] = field(default_factory=dict)
     # Members already running here as (cluster id, role): spread and anti-affinity count them.
     running: list[tuple[str, str]] = field(default_factory=list)
+    # Its failure domain (the inventory's rack); "" = the node itself. Members kept apart spread over
+    # racks first.
+    rack: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,14 @@ class PlacementRequest:
     # the cluster's members already running there, ``NodeOffer.running``).
     anti_affinity_roles: list[str] = field(default_factory=list)
     excluded_hosts: list[str] = field(default_factory=list)  # never used (each says so: constraint "excluded")
+    # Roles whose members hold copies of each other's data: kept apart as ``anti_affinity_roles`` are,
+    # unless ``replicas_may_share`` (a one-node platform, where they cannot be apart).
+    replica_roles: list[str] = field(default_factory=list)
+    replicas_may_share: bool = False
+
+    def apart(self, role: str) -> bool:
+        """Members of ``role`` must each be on a different node (and spread over racks first)."""
+        return role in self.anti_affinity_roles or (role in self.replica_roles and not self.replicas_may_share)
 
 
 @dataclass(frozen=True)

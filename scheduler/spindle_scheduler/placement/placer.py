@@ -2,10 +2,12 @@
 
 For speed with many nodes (as Nomad's limit iterator), each member looks at nodes from a rotating
 start until it has found ``candidates`` feasible ones and takes the best-ranked of those; only when
-no node fits does it check them all, so the explanation is complete.
+no node fits does it check them all, so the explanation is complete. A member kept apart on a
+platform of several racks looks at every node: the rack with the fewest of its role wins.
 """
 import math
 import zlib
+from collections import Counter
 from collections.abc import Iterable
 from itertools import chain
 
@@ -41,6 +43,11 @@ class _View:
             self.copies[index] = self.nodes[index].copy()
         return self.copies[index].take(cluster_id, member)
 
+    def rack_load(self, cluster_id: str, role: str) -> Counter[str]:
+        """How many nodes of each rack hold a member of ``role`` of the cluster (at most one per node
+        for a role kept apart)."""
+        return Counter(self[i].rack for i in range(len(self.nodes)) if (cluster_id, role) in self[i].roles)
+
     def reasons(self, member: MemberRequest, request: PlacementRequest) -> list[Reason]:
         """Why each node (as this request left it) cannot take ``member``: every checker, every node."""
         reasons = [infeasibility(self[i], member, request) for i in range(len(self.nodes))]
@@ -71,19 +78,22 @@ def place(request: PlacementRequest, offers: list[NodeOffer], states: list[NodeS
     # Each request starts its scan at its own (stable) place, so requests do not all wade through
     # the same full nodes first; each member goes on from where the previous one stopped.
     cursor = zlib.crc32(request.cluster_id.encode()) % count if count else 0
+    racked = len({n.rack for n in nodes}) > 1
     placements, unplaced = [], {}
     for member in sorted(request.members, key=_hardest_first):
         best, best_score, found, scanned = None, 0.0, 0, 0
         checkers = checkers_for(member, request)
+        by_rack = racked and request.apart(member.role)
+        rack_load = trial.rack_load(request.cluster_id, member.role) if by_rack else None
         for index in _scan_order(count, cursor, preferred):
             scanned += 1
             node = trial[index]
             if infeasibility(node, member, request, checkers) is None:
                 found += 1
-                node_score = score(node, request)
+                node_score = score(node, request, rack_load)
                 if best is None or node_score > best_score:
                     best, best_score = index, node_score
-                if found >= limit:
+                if found >= limit and not by_rack:
                     break
         if best is None:
             unplaced[member.member_id] = trial.reasons(member, request)

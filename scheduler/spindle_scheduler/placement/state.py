@@ -16,6 +16,7 @@ class NodeState:
     numa: dict[int, list[int]]  # NUMA node -> free cpu ids
     members_of: dict[str, int] = field(default_factory=dict)  # cluster id -> members here
     roles: set[tuple[str, str]] = field(default_factory=set)  # (cluster id, role) of members here
+    rack: str = ""  # its failure domain; "" = the node itself
 
     @classmethod
     def of(cls, offer: NodeOffer) -> "NodeState":
@@ -26,12 +27,13 @@ class NodeState:
         for cluster_id, _ in offer.running:
             members_of[cluster_id] = members_of.get(cluster_id, 0) + 1
         return cls(offer.node, offer.cpus, offer.mem_mb, offer.cpus, offer.mem_mb, disks,
-                   {n: sorted(c) for n, c in offer.numa.items()}, members_of, set(offer.running))
+                   {n: sorted(c) for n, c in offer.numa.items()}, members_of, set(offer.running),
+                   offer.rack or offer.node)
 
     def copy(self) -> "NodeState":
         return NodeState(self.name, self.cpus, self.mem_mb, self.total_cpus, self.total_mem_mb,
                          {c: list(ids) for c, ids in self.disks.items()}, {k: list(v) for k, v in self.numa.items()},
-                         dict(self.members_of), set(self.roles))
+                         dict(self.members_of), set(self.roles), self.rack)
 
     def take(self, cluster_id: str, member: MemberRequest) -> Placement:
         """Consume the member's share (assumes it is feasible) and say what it got."""

@@ -122,7 +122,8 @@ def test_bad_placement_options_are_a_422_naming_each_problem(api, make_user, orc
 
 def test_a_launch_keeps_its_placement_in_its_options(api, make_user):
     alice = make_user("alice")
-    placement = {"strategy": "pack", "anti_affinity": ["worker"], "preferred_nodes": [], "excluded_nodes": ["n9"]}
+    placement = {"strategy": "pack", "anti_affinity": ["worker"], "replicas_apart": [], "preferred_nodes": [],
+                 "excluded_nodes": ["n9"]}
     response = api.post("/products/spark/3.5", json={"placement": {k: v for k, v in placement.items() if v}},
                         headers=bearer(alice))
     assert response.status_code == 202, response.text

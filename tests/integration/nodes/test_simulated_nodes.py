@@ -13,6 +13,7 @@ import docker
 import httpx
 import pytest
 
+from spindle_client.client import SpindleError
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.internal import internal_headers
 from tests.support.live_users import live_user
@@ -212,6 +213,44 @@ def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
         by_node = {r.node: r for r in plan.reasons[0].nodes}
         assert set(by_node) == set(NODES), plan
         assert all("anti-affinity: one per node" in r.message for r in by_node.values()), plan
+
+
+def test_replicas_are_planned_one_per_node_over_racks_and_too_many_are_refused(nodes, database_url):
+    """HDFS DataNodes (a replica role) on the three nodes: planned one per node; with n1 and n2 in one
+    rack (the admin's inventory) two of them take both racks though both preferred nodes are in one;
+    four on three nodes are refused, at the plan and at the launch, naming the role, count and nodes."""
+    small = {"cpus": 0.25, "mem_mb": 512}
+    roles = {"namenode": {**small, "disks": {"hdd": 1}}, "datanode": {**small, "count": 3, "disks": {"hdd": 1}}}
+    with live_user(database_url, "replicas") as user, live_user(database_url, "racks", is_admin=True) as admin:
+        three = wait_for("a plan of three DataNodes", lambda: (p := user.plan("hadoop", "3.3", {"roles": roles}))
+                         .placeable and p, 60)
+        datanodes = [m.node for m in three.members if m.member_id.startswith("datanode-")]
+        assert sorted(datanodes) == sorted(NODES), three
+
+        two = {"roles": {**roles, "datanode": {**roles["datanode"], "count": 2}},
+               "placement": {"preferred_nodes": ["n1", "n2"]}}
+        alone = user.plan("hadoop", "3.3", two)
+        assert sorted(m.node for m in alone.members if m.member_id.startswith("datanode-")) == ["n1", "n2"], \
+            "each node its own failure domain: the preferred nodes win"
+        try:
+            for node, rack in (("n1", "r1"), ("n2", "r1"), ("n3", "r2")):
+                assert admin.set_rack(node, rack).failure_domain == rack
+            # The scheduler reads the racks again within 10 s.
+            racked = wait_for("a plan over both racks", lambda: (p := user.plan("hadoop", "3.3", two)).placeable and
+                              "n3" in {m.node for m in p.members if m.member_id.startswith("datanode-")} and p, 30)
+            datanodes = sorted(m.node for m in racked.members if m.member_id.startswith("datanode-"))
+            assert len(datanodes) == 2 and datanodes[1] == "n3" and datanodes[0] in ("n1", "n2"), racked
+        finally:
+            for node in NODES:
+                admin.set_rack(node, None)
+
+        four = {"roles": {**roles, "datanode": {**roles["datanode"], "count": 4}}}
+        for attempt in (lambda: user.plan("hadoop", "3.3", four), lambda: user.launch("hadoop", "3.3", four)):
+            with pytest.raises(SpindleError) as refused:
+                attempt()
+            assert (refused.value.status, refused.value.code, refused.value.details) == (
+                422, "REPLICAS_CANNOT_BE_APART", {"role": "datanode", "count": 4, "nodes": list(NODES)})
+        assert list(user.clusters(user.username)) == [], "a refused launch creates nothing"
 
 
 def test_tenants_are_isolated_across_nodes(nodes, database_url):

@@ -7,7 +7,7 @@ a line with ``[optional parts]`` run both without and with them. Placeholders ge
 ``<token>`` the user's API token, ``<id>`` the Spark cluster the CLI section launches,
 ``<cluster-id>`` the engine cluster the Engine section launches, ``<args>`` the word count's
 arguments (one of them starts with ``-``), ``<job id>`` the job ``submit`` ran, ``<token id>`` the
-token ``tokens create`` made. The program
+token ``tokens create`` made, ``<node>`` this machine's node (put in a rack and taken out again). The program
 files the lines name (wordcount.py, lib.py, my_driver.py, reducer.cpp) are written to the
 folder the commands run in. The lines run in an order that works (``delete`` last); the README
 and this test's lists must name the same lines, so a documented line cannot go untested.
@@ -193,6 +193,25 @@ def quota_row(limit: str, quota: str) -> Check:
     return check
 
 
+def nodes_listed(key: str) -> Check:
+    """``admin nodes``: a row per node; remembers this machine's (deploy/up registers it at 127.0.0.1;
+    simulated nodes other tests add and remove meanwhile are left alone)."""
+    def check(done: subprocess.CompletedProcess, values: dict) -> None:
+        lines = done.stdout.splitlines()
+        assert lines[0].split() == ["NODE", "ADDRESS", "CPUS", "MEM_MB", "RACK", "FAILURE", "DOMAIN"], done.stdout
+        values[key] = next((row[0] for row in map(str.split, lines[1:]) if row[1] == "127.0.0.1"), None)
+        assert values[key], done.stdout
+    return check
+
+
+def node_in_rack(rack: str | None) -> Check:
+    """``admin nodes set-rack``: the node's row with this rack, and the rack as its failure domain (none: itself)."""
+    def check(done: subprocess.CompletedProcess, values: dict) -> None:
+        row = done.stdout.splitlines()[1].split()
+        assert (row[0], row[-2], row[-1]) == (values["node"], rack or "-", rack or values["node"]), done.stdout
+    return check
+
+
 def status_all_passing(done: subprocess.CompletedProcess, _: dict) -> None:
     rows = done.stdout.splitlines()[1:]
     assert rows and all(row.split()[1] == "passing" for row in rows), done.stdout
@@ -256,6 +275,9 @@ CLI_FLOW: list[tuple[str, Check]] = [
     ("spindle admin quota set <user> --ips 8 --cpus 16 --disk ssd=2", quota_row("floating_ips", "8")),
     ("spindle admin quota show <user>", all_checks(quota_row("cpus", "16"), quota_row("disks.ssd", "2"))),
     ("spindle admin quota list", all_checks(has("USER", "FLOATING_IPS"), has_value("user"))),
+    ("spindle admin nodes", nodes_listed("node")),
+    ("spindle admin nodes set-rack <node> rack-1", node_in_rack("rack-1")),
+    ("spindle admin nodes set-rack <node> --clear", node_in_rack(None)),
     ("spindle delete <id>", all_checks(has("deleting "), has_value("id"))),
 ]
 ENGINE_FLOW: list[tuple[str, Check]] = [

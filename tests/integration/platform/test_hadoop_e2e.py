@@ -105,6 +105,8 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         datanodes = [m for m in cluster["members"] if m["role"] == "datanode"]
         assert [d["disk_class"] for d in namenode["disks"]] == ["ssd"]
         assert len(datanodes) == 2 and all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
+        # This platform has one node: the DataNodes (replicas) share it, and the cluster says so.
+        assert [n["code"] for n in cluster["notices"]] == ["REPLICAS_SHARE_A_NODE"], cluster["notices"]
 
         # Each member runs as nobody on a read-only root; the DataNode's config lists both its disks.
         for member in cluster["members"]:

@@ -163,7 +163,7 @@ def test_upstream_timestamps_become_aware_rfc3339():
     dumped = cluster.model_dump(mode="json")
     assert dumped["created_at"] == "2026-11-23T19:52:47.123456Z" and dumped["updated_at"] == "2026-11-23T19:52:47Z"
     node = Node.model_validate({"id": 1, "name": "n", "address": "a", "disk_root": "/d", "cpus": None, "mem_mb": None,
-                                "created_at": datetime(2026, 1, 2, 3, 4, 5)})
+                                "created_at": datetime(2026, 1, 2, 3, 4, 5), "rack": None, "failure_domain": "n"})
     assert node.model_dump(mode="json")["created_at"] == "2026-01-02T03:04:05Z"
     job = Job.model_validate({"id": "j1", "cluster_id": "c1", "owner": "alice", "state": "PENDING", "main": "m.py",
                               "args": [], "files": ["m.py"], "message": "", "exit_code": None, "ip": None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spindle_common.catalog import CatalogError, load_catalog, member_requests, validate_options
+from spindle_common.catalog import CatalogError, load_catalog, member_requests, replicas_sharing, validate_options
 from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError
 
@@ -132,33 +132,71 @@ def test_a_manifest_that_is_not_json_names_its_file(tmp_path):
 
 # --- the shared placement option ---------------------------------------------------------------------
 
-PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "preferred_nodes": [], "excluded_nodes": []}
+PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "replicas_apart": [], "preferred_nodes": [],
+                      "excluded_nodes": []}
 
 
-@pytest.mark.parametrize("product, version, roles", [
-    ("cassandra", "5.0", ["node"]),
-    ("engine", "1.0", ["backend", "executor"]), ("hadoop", "3.3", ["namenode", "datanode", "resourcemanager"]),
-    ("spark", "3.5", ["master", "worker"]), ("static-web", "1.0", ["server"]),
+@pytest.mark.parametrize("product, version, roles, replicas", [
+    ("cassandra", "5.0", ["node"], ["node"]), ("kafka", "4.0", ["broker"], ["broker"]),
+    ("engine", "1.0", ["backend", "executor"], []),
+    ("hadoop", "3.3", ["namenode", "datanode", "resourcemanager"], ["datanode"]),
+    ("spark", "3.5", ["master", "worker"], []), ("static-web", "1.0", ["server"], []),
 ])
-def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles):
+def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles,
+                                                                            replicas):
+    """Its roles in anti_affinity and replicas_apart; replicas_apart defaults to its replica roles
+    (those holding copies of each other's data)."""
     manifest = catalog.get(product, version)
     placement = manifest["options_schema"]["properties"]["placement"]
     assert "$ref" not in placement and placement["properties"]["anti_affinity"]["items"] == {"enum": roles}
+    assert placement["properties"]["replicas_apart"]["items"] == {"enum": roles}
     assert placement["properties"]["strategy"]["enum"] == ["spread", "pack"]
-    assert validate_options(manifest, {})["placement"] == PLACEMENT_DEFAULTS
+    assert validate_options(manifest, {})["placement"] == {**PLACEMENT_DEFAULTS, "replicas_apart": replicas}
+    assert ClusterSpec.placement_fields(validate_options(manifest, {}))["replica_roles"] == replicas
+
+
+HADOOP_3_DN = {"roles": {"datanode": {"count": 3}}}
+# (why, options, the platform's nodes, the roles that share a node, or the 422's details)
+REPLICAS_TABLE = [
+    ("three nodes for three DataNodes", HADOOP_3_DN, ["n1", "n2", "n3"], []),
+    ("one node: they share it", HADOOP_3_DN, ["n1"], ["datanode"]),
+    ("one DataNode on one node shares nothing", {"roles": {"datanode": {"count": 1}}}, ["n1"], []),
+    ("no node known (the inventory away): nothing checked", HADOOP_3_DN, [], []),
+    ("two nodes for three: refused", HADOOP_3_DN, ["n1", "n2"],
+     {"role": "datanode", "count": 3, "nodes": ["n1", "n2"]}),
+    ("an excluded node does not count", {**HADOOP_3_DN, "placement": {"excluded_nodes": ["n3"]}},
+     ["n1", "n2", "n3"], {"role": "datanode", "count": 3, "nodes": ["n1", "n2"]}),
+    ("relaxed: replicas_apart left empty", {**HADOOP_3_DN, "placement": {"replicas_apart": []}}, ["n1", "n2"], []),
+]
+
+
+@pytest.mark.parametrize("why, options, nodes, expected", REPLICAS_TABLE, ids=[r[0] for r in REPLICAS_TABLE])
+def test_replicas_apart_are_refused_on_too_few_nodes_and_share_a_one_node_platform(catalog, why, options, nodes,
+                                                                                    expected):
+    manifest = catalog.get("hadoop", "3.3")
+    resolved = validate_options(manifest, options)
+    if isinstance(expected, dict):
+        with pytest.raises(ApiError) as refused:
+            replicas_sharing(manifest, resolved, nodes)
+        assert (refused.value.status, refused.value.code, refused.value.details) == (
+            422, "REPLICAS_CANNOT_BE_APART", expected), why
+        assert "role datanode: 3 members" in refused.value.message and ", ".join(expected["nodes"]) in \
+            refused.value.message
+    else:
+        assert replicas_sharing(manifest, resolved, nodes) == expected, why
 
 
 def test_a_launch_with_placement_validates_and_keeps_it(catalog):
     placement = {"strategy": "pack", "anti_affinity": ["worker"], "preferred_nodes": ["node-1"],
                  "excluded_nodes": ["node-2", "gpu.rack3"]}
     resolved = validate_options(catalog.get("spark", "3.5"), {"placement": placement})
-    assert resolved["placement"] == placement
+    assert resolved["placement"] == {**placement, "replicas_apart": []}
     partial = validate_options(catalog.get("spark", "3.5"), {"placement": {"excluded_nodes": ["node-2"]}})
     assert partial["placement"] == {**PLACEMENT_DEFAULTS, "excluded_nodes": ["node-2"]}
     assert ClusterSpec.placement_fields(resolved) == {"strategy": "pack", "anti_affinity_roles": ["worker"],
-                                                      "preferred_hosts": ["node-1"],
+                                                      "replica_roles": [], "preferred_hosts": ["node-1"],
                                                       "excluded_hosts": ["node-2", "gpu.rack3"]}
-    assert ClusterSpec.placement_fields({}) == {"strategy": "spread", "anti_affinity_roles": [],
+    assert ClusterSpec.placement_fields({}) == {"strategy": "spread", "anti_affinity_roles": [], "replica_roles": [],
                                                 "preferred_hosts": [], "excluded_hosts": []}, "options of old clusters"
 
 

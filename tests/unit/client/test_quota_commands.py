@@ -5,8 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from spindle_client import cli, models
+from spindle_client import models
 from spindle_client.quota_commands import disk_limit, merged_limits, quota_rows
+from tests.support.cli import run_cli
 
 DEFAULT_LIMITS = ["clusters", "cpus", "mem_mb", "floating_ips", "disks.hdd", "disks.ssd", "disks.nvme"]
 
@@ -59,19 +60,12 @@ def test_disk_limits_are_class_equals_count(text, parsed):
         assert disk_limit(text) == parsed
 
 
-def run(monkeypatch, argv, client):
-    monkeypatch.setattr(cli, "api_command", lambda func: lambda args: func(args, client, "alice"))
-    with pytest.raises(SystemExit) as exited:
-        cli.main(argv)
-    return exited.value.code
-
-
 def test_admin_quota_set_reads_then_puts_and_prints_the_result(monkeypatch, capsys):
     sent = []
     client = SimpleNamespace(quota=lambda username=None: quota(),
                              set_quota=lambda username, body: sent.append((username, body)) or quota(
                                  defaults=DEFAULT_LIMITS[:3] + DEFAULT_LIMITS[4:], floating_ips=3))
-    assert run(monkeypatch, ["admin", "quota", "set", "bob", "--ips", "3", "--disk", "ssd=1"], client) == 0
+    assert run_cli(monkeypatch, ["admin", "quota", "set", "bob", "--ips", "3", "--disk", "ssd=1"], client) == 0
     assert sent == [("bob", {"floating_ips": 3, "disks": {"ssd": 1}})]
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "quota of alice" and "floating_ips  3         3" in out
@@ -86,14 +80,14 @@ def test_admin_quota_set_reads_then_puts_and_prints_the_result(monkeypatch, caps
 ])
 def test_admin_quota_usage_errors(monkeypatch, capsys, argv, message):
     client = SimpleNamespace(quota=lambda username=None: quota())
-    assert run(monkeypatch, argv, client) == 2
+    assert run_cli(monkeypatch, argv, client) == 2
     assert message in capsys.readouterr().err
 
 
 def test_quota_shows_your_usage_against_your_quota(monkeypatch, capsys):
     asked = []
     client = SimpleNamespace(quota=lambda username=None: asked.append(username) or quota())
-    assert run(monkeypatch, ["quota"], client) == 0
+    assert run_cli(monkeypatch, ["quota"], client) == 0
     assert asked == [None]
     out = capsys.readouterr().out.splitlines()
     assert out[1].split() == ["LIMIT", "USED", "QUOTA"] and out[2].split() == ["clusters", "2", "10", "(default)"]

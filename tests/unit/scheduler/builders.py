@@ -3,10 +3,10 @@ from spindle_scheduler.placement import MemberRequest, NodeOffer, OfferedDisk, P
 from spindle_scheduler.placement.state import NodeState
 
 
-def node(name, cpus=4.0, mem=8192.0, hdd=2, ssd=0, nvme=0, numa=None, running=()):
+def node(name, cpus=4.0, mem=8192.0, hdd=2, ssd=0, nvme=0, numa=None, running=(), rack=""):
     disks = [OfferedDisk(f"{name}/{cls}{i}", cls, 100_000.0, f"/mnt/{cls}{i}")
              for cls, count in (("hdd", hdd), ("ssd", ssd), ("nvme", nvme)) for i in range(count)]
-    return NodeOffer(name, cpus, mem, disks, numa or {}, list(running))
+    return NodeOffer(name, cpus, mem, disks, numa or {}, list(running), rack)
 
 
 def member(i, cpus=1.0, mem=512.0, disks=None, cpuset=None, role="worker"):

@@ -148,8 +148,9 @@ def test_without_offers_it_places_on_the_mesos_offers_held_now_with_the_executor
     held = ParsedOffer("o-1", "a-1", "node-1", cpus=2.0, mem_mb=2048.0,
                        disks=[OfferedDisk("/disks/d1", 4096, {}), OfferedDisk("/disks/d2", 4096, {})])
     classes = {"/disks/d1": "ssd", "/disks/d2": "hdd"}
-    app.state.framework = SimpleNamespace(last_offers={"node-1": held},
-                                          launcher=SimpleNamespace(disk_classes=lambda offers: classes),
+    app.state.framework = SimpleNamespace(last_offers={"node-1": held}, platform_nodes=lambda: {"node-1"},
+                                          launcher=SimpleNamespace(disk_classes=lambda offers: classes,
+                                                                   failure_domains=lambda: {"node-1": "node-1"}),
                                           store=SimpleNamespace(running_members=lambda cluster_id: []))
     with_mesos = TestClient(app)
     plan = with_mesos.post("/placements/dry-run", headers=SERVICE, json={
@@ -171,7 +172,8 @@ def test_on_the_mesos_offers_the_clusters_running_members_count():
     here = SimpleNamespace(member_id="w1", cluster_id="c1", hostname="node-1", request={"role": "worker"})
     app.state.framework = SimpleNamespace(
         last_offers={"node-1": ParsedOffer("o-1", "a-1", "node-1", cpus=8.0, mem_mb=8192.0, disks=[])},
-        launcher=SimpleNamespace(disk_classes=lambda offers: {}),
+        platform_nodes=lambda: {"node-1"},
+        launcher=SimpleNamespace(disk_classes=lambda offers: {}, failure_domains=lambda: {}),
         store=SimpleNamespace(running_members=lambda cluster_id: [here] if cluster_id == "c1" else []))
     with_mesos = TestClient(app)
     replacement = {"cluster_id": "c1", "anti_affinity_roles": ["worker"], "members": [worker(2, disks={})]}

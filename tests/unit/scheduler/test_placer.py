@@ -50,6 +50,60 @@ def test_hard_anti_affinity_keeps_a_role_one_per_node_or_fails():
     assert reasons[0].message == "already has a member of role master of cluster c1 (anti-affinity: one per node)"
 
 
+# Replica roles (DataNodes, brokers, Cassandra nodes): one per node unless the platform has one node,
+# and over racks first. (why, request options, offers, members, the nodes they land on (sorted), or
+# the reasons (node, constraint) of a member that fits nowhere.)
+DN = "datanode"
+REPLICAS_TABLE = [
+    ("replicas one per node, even packed", {"replica_roles": [DN], "strategy": "pack"},
+     [node("n0"), node("n1"), node("n2")], [member(i, role=DN) for i in range(3)], ["n0", "n1", "n2"]),
+    ("more replicas than nodes: refused on each node", {"replica_roles": [DN]},
+     [node("n0"), node("n1")], [member(i, role=DN) for i in range(3)], [("n0", "anti_affinity"),
+                                                                       ("n1", "anti_affinity")]),
+    ("a one-node platform: they share it", {"replica_roles": [DN], "replicas_may_share": True},
+     [node("n0", hdd=3)], [member(i, role=DN) for i in range(3)], ["n0", "n0", "n0"]),
+    ("explicit anti-affinity stays hard on one node", {"anti_affinity_roles": [DN], "replicas_may_share": True},
+     [node("n0", hdd=3)], [member(i, role=DN) for i in range(2)], [("n0", "anti_affinity")]),
+    ("other roles of the cluster may share", {"replica_roles": [DN]},
+     [node("n0", hdd=3)], [member(1, role="namenode"), member(2, role=DN)], ["n0", "n0"]),
+    ("over racks first, counting replicas already running (a replacement)", {"replica_roles": [DN]},
+     [node("a1", rack="r1", running=[("c1", DN)]), node("a2", rack="r1"), node("b1", rack="r2", running=[("c1", DN)]),
+      node("c1n", rack="r3")], [member(3, role=DN)], ["c1n"]),
+    ("four replicas on two racks of two nodes: two per rack, one per node", {"replica_roles": [DN]},
+     [node("a1", rack="r1"), node("a2", rack="r1"), node("b1", rack="r2"), node("b2", rack="r2")],
+     [member(i, role=DN) for i in range(4)], ["a1", "a2", "b1", "b2"]),
+]
+
+
+@pytest.mark.parametrize("why,options,offers,members,expected", REPLICAS_TABLE, ids=[r[0] for r in REPLICAS_TABLE])
+def test_replicas_apart_one_per_node_over_racks_first(why, options, offers, members, expected):
+    plan = place(request(members, **options), offers)
+    if expected and isinstance(expected[0], tuple):
+        assert not plan.placeable and plan.placements == [], why
+        reasons = next(iter(plan.unplaced.values()))
+        assert [(r.node, r.constraint) for r in reasons] == expected, why
+    else:
+        assert plan.placeable and sorted(nodes_of(plan)) == expected, why
+
+
+@pytest.mark.parametrize("strategy", ["spread", "pack"])
+def test_two_replicas_take_two_racks_though_one_rack_has_more_nodes(strategy):
+    offers = [node("a1", rack="r1"), node("a2", rack="r1"), node("a3", rack="r1"), node("b1", rack="r2")]
+    for cluster in ("c1", "c2", "c3", "c4", "c5"):  # scans start at a place of each cluster's own
+        plan = place(request([member(i, role=DN) for i in range(2)], cluster=cluster, strategy=strategy,
+                             replica_roles=[DN]), offers)
+        assert sorted(n[0] for n in nodes_of(plan)) == ["a", "b"], (cluster, nodes_of(plan))
+
+
+def test_replicas_spread_over_racks_among_many_nodes():
+    """Among 64 nodes (where a member looks at a few only, without racks), 3 replicas land in 3 racks."""
+    offers = [node(f"n{i:02}", rack=f"r{i // 16}") for i in range(64)]
+    for seed in range(20):
+        plan = place(request([member(i, role=DN) for i in range(3)], cluster=f"c{seed}", replica_roles=[DN]), offers)
+        racks = {int(n[1:]) // 16 for n in nodes_of(plan)}
+        assert len(racks) == 3, (seed, nodes_of(plan))
+
+
 # Excluded nodes and anti-affinity with members already running (e.g. one member of a running
 # cluster being replaced): (why, request options, offers, members, the nodes they land on (sorted), or
 # the reasons (node, constraint) of the one member that fits nowhere).

@@ -29,7 +29,7 @@ class Launcher:
     def __init__(self, store: Store, needs: set[str]):
         self.store, self.needs, self.seen = store, needs, []
 
-    def launch(self, pending, offers):
+    def launch(self, pending, offers, nodes=()):
         hosts = {o.hostname: o for o in offers}
         self.seen.append(sorted(hosts))
         if not pending or not self.needs <= set(hosts):

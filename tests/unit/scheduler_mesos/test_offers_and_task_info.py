@@ -97,3 +97,59 @@ def test_a_replacement_is_placed_by_its_stored_options_and_the_members_running_n
                request={"kind": "job", "cpus": 0.05, "mem_mb": 64, "disks": {}})
     assert place_cluster([job], offers[:1], {}, store=store)["job-j1.z"][0].hostname == "node-1"
     assert len(asked) == 2, "a job's driver is placed on its own: running members are not asked for"
+
+
+def test_replicas_are_apart_over_the_inventory_s_racks_and_share_only_a_one_node_platform():
+    from spindle_scheduler.mesos.placing import Platform, place_cluster
+    from spindle_scheduler.models import Task
+
+    def datanodes(count):
+        return [Task(task_id=f"c1-dn{i}.x", cluster_id="c1", member_id=f"c1-dn{i}",
+                     request={"role": "datanode", "cpus": 0.1, "mem_mb": 64, "disks": {}, "strategy": "pack",
+                              "replica_roles": ["datanode"]}) for i in range(count)]
+
+    def offer(host):
+        return parse_offer({**OFFER, "hostname": host, "id": {"value": f"o-{host}"}})
+
+    def hosts(placed):
+        return sorted(o.hostname for o, _, _ in placed.values())
+
+    # One node, the one offering: the three share it (packed).
+    assert hosts(place_cluster(datanodes(3), [offer("node-1")], {})) == ["node-1"] * 3
+    assert hosts(place_cluster(datanodes(3), [offer("node-1")], {}, Platform(frozenset({"node-1"})))) == \
+        ["node-1"] * 3
+    # Two active nodes, one offering now: not a one-node platform, so not shared.
+    refused = place_cluster(datanodes(2), [offer("node-1")], {}, Platform(frozenset({"node-1", "node-2"})))
+    assert "replicas apart: one per node" in refused
+    # Racks: node-1 and node-2 in r1, node-3 in r2: two replicas take one rack each.
+    domains = {"node-1": "r1", "node-2": "r1", "node-3": "r2"}
+    for first in ("node-1", "node-2", "node-3"):
+        offers = [offer(first)] + [offer(h) for h in ("node-1", "node-2", "node-3") if h != first]
+        placed = hosts(place_cluster(datanodes(2), offers, {}, Platform(domains=domains)))
+        assert sorted(domains[h] for h in placed) == ["r1", "r2"], placed
+
+
+def test_the_failure_domains_are_read_every_few_seconds_and_kept_while_disk_service_is_away():
+    from types import SimpleNamespace
+
+    from spindle_common.errors import ApiError
+    from spindle_scheduler.mesos.launcher import DOMAINS_TTL_S, Launcher
+
+    answers = [{"node-1": "r1"}, ApiError(503, "UPSTREAM_UNAVAILABLE", "down"), {"node-1": "r2"}]
+
+    def failure_domains():
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    launcher = Launcher(None, SimpleNamespace(failure_domains=failure_domains), None, "")
+    now = [0.0]
+    launcher.clock = lambda: now[0]
+    assert launcher.failure_domains() == {"node-1": "r1"}
+    now[0] = DOMAINS_TTL_S / 2
+    assert launcher.failure_domains() == {"node-1": "r1"} and len(answers) == 2, "not read again yet"
+    now[0] = DOMAINS_TTL_S
+    assert launcher.failure_domains() == {"node-1": "r1"}, "disk-service away: the last ones read"
+    now[0] = 2 * DOMAINS_TTL_S
+    assert launcher.failure_domains() == {"node-1": "r2"}

@@ -23,6 +23,7 @@ from spindle_api.schemas import (
     MesosResource,
     Node,
     NodeCreate,
+    NodeUpdate,
     StateChange,
     upstream_model,
 )
@@ -60,6 +61,17 @@ def register_node(body: NodeCreate, admin: AdminUser, settings: SettingsDep, res
 @router.get("/nodes/{name}", summary="show a node", responses=_errors(404, 422, descriptions={404: NO_NODE}))
 def get_node(name: NodeName, admin: AdminUser, settings: SettingsDep) -> Node:
     return admin_one(Node, settings, admin, "disk-service", "GET", f"/nodes/{segment(name)}")
+
+
+@router.patch("/nodes/{name}", summary="set or clear a node's rack",
+              responses=_errors(400, 404, 413, 422, descriptions={
+                  404: NO_NODE, 422: "a field other than rack, or a rack that is not a lowercase name "
+                                     "(VALIDATION_FAILED); nothing is changed"}))
+def edit_node(name: NodeName, body: NodeUpdate, admin: AdminUser, settings: SettingsDep) -> Node:
+    """Put the node in a rack, its failure domain, which placement spreads replicas over;
+    ``{"rack": null}`` takes it out (the node is its own failure domain again)."""
+    return admin_one(Node, settings, admin, "disk-service", "PATCH", f"/nodes/{segment(name)}",
+                     json=body.model_dump())
 
 
 @router.post("/nodes/{name}/discover", summary="register the disks found on a node",

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Header, Response
 from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, SettingsDep
 from spindle_api.api.links import cluster_links
 from spindle_api.api.params import Product, Version, segment
+from spindle_api.replicas import check_replicas_apart
 from spindle_api.schemas import (
     ClusterView,
     Manifest,
@@ -38,7 +39,9 @@ OVER_QUOTA = ("the launch would pass a limit of your quota (QUOTA_EXCEEDED: deta
               "asked for, the usage and the quota)")
 NOT_IN_CATALOG = "no such product or version in the catalog (PRODUCT_NOT_FOUND, VERSION_NOT_FOUND)"
 BAD_OPTIONS = ("a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's "
-               "options_schema (INVALID_OPTIONS, each problem by path)")
+               "options_schema (INVALID_OPTIONS, each problem by path), or a role kept apart "
+               "(placement.replicas_apart) has more members than the platform has nodes to take them "
+               "(REPLICAS_CANNOT_BE_APART: details name the role, the count and the nodes)")
 
 def _finite(value: Any, path: str = "") -> None:
     """JSON allows NaN and Infinity nowhere; Python's parser lets them through (and NaN passes every bound)."""
@@ -126,9 +129,11 @@ def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: C
     """Dry-run a launch: where each member would be placed on the resources offered now (as its
     ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
     each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
-    is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too."""
+    is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too, and one with more
+    replicas than nodes to keep them apart 422 REPLICAS_CANNOT_BE_APART."""
     manifest = catalog.get(product, version)
     resolved = resolved_options(manifest, options)
+    check_replicas_apart(settings, user, manifest, resolved)
     with service_client(settings, "orchestrator", user) as orchestrator:
         orchestrator.request("POST", f"/quotas/{segment(actor_of(user))}/check",
                              json={"product": product, "version": version, "options": resolved})

@@ -1,5 +1,5 @@
-"""Nodes (admin): register, list, discover their Spindle disks; export their Mesos agent resources;
-node agents' heartbeats."""
+"""Nodes (admin): register, list, put in a rack (failure domain), discover their Spindle disks; export
+their Mesos agent resources; node agents' heartbeats."""
 import logging
 from typing import Any
 
@@ -9,15 +9,19 @@ from sqlalchemy import func, select
 from spindle_common.auth import require_own_node
 from spindle_common.errors import ApiError, error_responses
 from spindle_disk import blockdev, discovery, inventory, mesos_resources, schemas
-from spindle_disk.api.deps import Admin, NodeOrAdmin, ServiceNodeOrAdmin, SessionDep, SettingsDep
+from spindle_disk.api.deps import Admin, NodeOrAdmin, ServiceNodeOrAdmin, ServiceOrAdmin, SessionDep, SettingsDep
 from spindle_disk.models import Disk
 from spindle_disk.wipe import is_local
 
 router = APIRouter(prefix="/nodes", tags=["nodes"])
 log = logging.getLogger("spindle.disk.nodes")
+NO_NODE = "no node of that name (NODE_NOT_FOUND)"
 
 
-@router.post("", response_model=schemas.NodeOut, status_code=status.HTTP_201_CREATED)
+@router.post("", response_model=schemas.NodeOut, status_code=status.HTTP_201_CREATED, responses={
+    200: {"model": schemas.NodeOut, "description": "this node was registered already, just like this"},
+    **error_responses(401, 403, 409, 422, descriptions={
+        409: "a node of this name is registered with other attributes (NODE_EXISTS)"})})
 def register_node(body: schemas.NodeCreate, session: SessionDep, caller: NodeOrAdmin, response: Response):
     """Register a node; the same registration again returns it with 200."""
     require_own_node(caller, body.name)
@@ -27,9 +31,19 @@ def register_node(body: schemas.NodeCreate, session: SessionDep, caller: NodeOrA
     return node
 
 
-@router.get("", response_model=list[schemas.NodeOut])
-def list_nodes(session: SessionDep, _: Admin):
+@router.get("", response_model=list[schemas.NodeOut], responses=error_responses(401, 403))
+def list_nodes(session: SessionDep, _: ServiceOrAdmin):
+    """Every node by name (services: each node's failure domain, which placement spreads replicas over)."""
     return inventory.list_nodes(session)
+
+
+@router.patch("/{name}", response_model=schemas.NodeOut,
+              responses=error_responses(401, 403, 404, 422, descriptions={
+                  404: NO_NODE, 422: "a field other than rack, or a rack that is not a lowercase name "
+                                     "(VALIDATION_FAILED); nothing is changed"}))
+def edit_node(name: str, body: schemas.NodeUpdate, session: SessionDep, _: Admin):
+    """Put the node in a rack, its failure domain; ``{"rack": null}`` takes it out (the node is its own)."""
+    return inventory.set_rack(session, name, body.rack)
 
 
 @router.get("/{name}", response_model=schemas.NodeOut)
@@ -67,7 +81,7 @@ def discover_disks(name: str, body: schemas.DiscoverRequest, session: SessionDep
 
 
 @router.post("/{name}/heartbeat", response_model=schemas.NodeOut,
-             responses=error_responses(401, 403, 404, 422, descriptions={404: "no node of that name"}))
+             responses=error_responses(401, 403, 404, 422, descriptions={404: NO_NODE}))
 def heartbeat(name: str, session: SessionDep, caller: ServiceNodeOrAdmin, body: schemas.Heartbeat | None = None):
     """The node's agent is alive: record now as the node's ``last_seen_at``."""
     require_own_node(caller, name)

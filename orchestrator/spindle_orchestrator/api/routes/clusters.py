@@ -6,7 +6,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from spindle_common.catalog import member_requests, role_counts, validate_options, with_counts
+from spindle_common.catalog import member_requests, replicas_sharing, role_counts, validate_options, with_counts
 from spindle_common.contracts import (
     DATASET_NAME_PATTERN,
     NAME_PATTERN,
@@ -20,6 +20,7 @@ from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import bindings, clusters, datasets, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
 from spindle_orchestrator.api.routes.quotas import QuotasDep
+from spindle_orchestrator.clusters import REPLICAS_SHARE, platform_nodes, sharing_notice
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -31,15 +32,19 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
          "is not the owner's (BOUND_CLUSTER_NOT_FOUND)",
     409: "the idempotency key was used for another launch (IDEMPOTENCY_KEY_REUSED), or a cluster named in "
          "`bind` is not running (BOUND_CLUSTER_NOT_RUNNING)",
-    422: "a cluster named in `bind` is not of the product the binding takes (INVALID_OPTIONS)"}))
+    422: "a cluster named in `bind` is not of the product the binding takes (INVALID_OPTIONS); more members of "
+         "a role kept apart (placement.replicas_apart) than nodes to take them (REPLICAS_CANNOT_BE_APART)"}))
 def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response,
-                   q: QuotasDep) -> ClusterView:
+                   q: QuotasDep, request: Request) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200.
-    The clusters it binds are checked (``bindings.check``), the dataset it attaches too
+    Its replicas must fit apart on the platform's nodes (``replicas_sharing``: 422; on a one-node
+    platform they share it, and the cluster says so). The clusters it binds are checked
+    (``bindings.check``), the dataset it attaches too
     (``datasets.check_attachable``, the dataset locked), then the owner's quota is checked and the
     cluster recorded in one transaction (quotas.admit; the dataset's kept disks already count, so
     they are not asked for twice)."""
     manifest = q.manifest_of(body.product, body.version)
+    sharing = replicas_sharing(manifest, body.options, platform_nodes(request))
     bindings.check(session, manifest, body.options, body.owner_id)
     demand = quotas.cluster_demand(manifest, body.options, q.floating_ips)
     dataset, asked = None, demand
@@ -52,7 +57,8 @@ def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, r
     quotas.admit(session, body.owner_id, asked, q.defaults, q.manifest_of, q.floating_ips,
                  repeat_key=body.idempotency_key)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
-                                       body.options, body.idempotency_key, demand.as_json(), dataset)
+                                       body.options, body.idempotency_key, demand.as_json(), dataset,
+                                       [sharing_notice(manifest, body.options, sharing)] if sharing else [])
     if not created:
         response.status_code = 200
     return cluster_view(cluster)
@@ -182,9 +188,10 @@ RESIZABLE = (ClusterState.RUNNING, ClusterState.DEGRADED, ClusterState.RESIZING)
 @router.post("/{cluster_id}/resize", status_code=202, responses=error_responses(403, 404, 409, 422, descriptions={
     403: "the members it adds would pass the owner's quota (QUOTA_EXCEEDED)",
     409: "the cluster is not running (CLUSTER_NOT_RUNNING)",
-    422: "a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS)"}))
+    422: "a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS); more "
+         "members of a role kept apart than nodes to take them (REPLICAS_CANNOT_BE_APART)"}))
 def resize_cluster(cluster_id: str, body: ResizeIn, session: SessionDep, _: ServiceCaller,
-                   q: QuotasDep) -> ClusterView:
+                   q: QuotasDep, request: Request) -> ClusterView:
     """Change how many members of each role a running cluster has: the counts go into its options
     (checked as a launch's: the role's min and max), what it adds is checked against the owner's
     quota, and the worker adds and removes members (``resize.py``, RESIZING → RUNNING)."""
@@ -199,12 +206,17 @@ def resize_cluster(cluster_id: str, body: ResizeIn, session: SessionDep, _: Serv
                        {"errors": [{"path": f"roles.{r}", "message": "no such role"} for r in unknown]})
     before = role_counts(manifest, cluster.options)
     options = validate_options(manifest, with_counts(cluster.options, body.roles))
+    sharing = replicas_sharing(manifest, options, platform_nodes(request))
     demand = quotas.cluster_demand(manifest, options, q.floating_ips)
     old = quotas.Amounts.of_json(cluster.demand) if cluster.demand else quotas.cluster_demand(
         manifest, cluster.options, q.floating_ips)
     quotas.admit(session, cluster.owner_id or "", quotas.growth(old, demand), q.defaults, q.manifest_of,
                  q.floating_ips)
     cluster.options, cluster.demand = options, demand.as_json()
+    if sharing and not any(n["code"] == REPLICAS_SHARE for n in cluster.notices or ()):
+        notice = sharing_notice(manifest, options, sharing)
+        cluster.notices = [*(cluster.notices or ()), notice]
+        clusters.record_event(session, cluster.id, "cluster", REPLICAS_SHARE, notice["message"])
     changes = ", ".join(f"{role} {before.get(role, 0)} → {count}" for role, count in sorted(body.roles.items())
                         if before.get(role, 0) != count)
     clusters.record_event(session, cluster.id, "cluster", "RESIZE_REQUESTED",

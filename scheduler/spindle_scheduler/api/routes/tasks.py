@@ -37,7 +37,7 @@ def new_tasks(body: ClusterSpec) -> list[Task]:
     """The members of ``body`` as PENDING tasks; each keeps the cluster's placement options (a member
     relaunched later is placed by them too)."""
     placement = body.model_dump(mode="json", include={"strategy", "preferred_hosts", "anti_affinity_roles",
-                                                      "excluded_hosts"})
+                                                      "excluded_hosts", "replica_roles"})
     return [Task(task_id=new_task_id(m.member_id), cluster_id=body.cluster_id, member_id=m.member_id,
                  request={**m.model_dump(mode="json", exclude={"member_id"}, exclude_none=True), **placement,
                           "origin": body.origin},

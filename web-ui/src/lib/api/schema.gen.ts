@@ -287,7 +287,12 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * set or clear a node's rack
+         * @description Put the node in a rack, its failure domain, which placement spreads replicas over;
+         *     ``{"rack": null}`` takes it out (the node is its own failure domain again).
+         */
+        patch: operations["edit_node_admin_nodes__name__patch"];
         trace?: never;
     };
     "/admin/nodes/{name}/discover": {
@@ -1003,7 +1008,8 @@ export interface paths {
          * @description Dry-run a launch: where each member would be placed on the resources offered now (as its
          *     ``placement`` option says), or — ``placeable`` false — for each member that fits nowhere, why
          *     each node refused it (``constraint``: excluded, cpus, mem, disks, cpuset, anti_affinity). Nothing
-         *     is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too.
+         *     is created or held. A launch over your quota is 403 QUOTA_EXCEEDED here too, and one with more
+         *     replicas than nodes to keep them apart 422 REPLICAS_CANNOT_BE_APART.
          */
         post: operations["plan_launch_products__product___version__plan_post"];
         delete?: never;
@@ -1797,6 +1803,12 @@ export interface components {
             created_at: string;
             /** Disk Root */
             disk_root: string;
+            /**
+             * Failure Domain
+             * @description the node's rack, or its name when it has none
+             * @example rack-1
+             */
+            failure_domain: string;
             /** Id */
             id: number;
             /**
@@ -1808,6 +1820,11 @@ export interface components {
             mem_mb: number | null;
             /** Name */
             name: string;
+            /**
+             * Rack
+             * @description the node's failure domain (placement spreads replicas over racks); null: none, the node itself
+             */
+            rack: string | null;
         };
         /** NodeCreate */
         NodeCreate: {
@@ -1831,6 +1848,11 @@ export interface components {
              * @example node-1
              */
             name: string;
+            /**
+             * Rack
+             * @description the node's failure domain (placement spreads replicas over racks); null: none, the node itself
+             */
+            rack?: string | null;
         };
         /** NodeMetrics */
         NodeMetrics: {
@@ -1878,6 +1900,17 @@ export interface components {
              * @enum {string}
              */
             unit: "cores" | "bytes" | "bytes/s" | "disks";
+        };
+        /**
+         * NodeUpdate
+         * @description A registered node's rack: set it, or null to clear it. Nothing else of a node changes.
+         */
+        NodeUpdate: {
+            /**
+             * Rack
+             * @description the node's failure domain (placement spreads replicas over racks); null: none, the node itself
+             */
+            rack: string | null;
         };
         /** Notice */
         Notice: {
@@ -2190,6 +2223,11 @@ export interface components {
              * @description run in a running member after a resize put its re-rendered files in (its new peers)
              */
             reload?: string[] | null;
+            /**
+             * Replicas
+             * @description its members hold copies of each other's data: placement.replicas_apart defaults to it (one per node, over racks first)
+             */
+            replicas?: boolean | null;
             /** @description replace: a member that dies while running is launched again on fresh disks with the same floating IP; in_place: on its node with its disks, data and all (replaced on fresh disks only when its node is lost) */
             restart?: components["schemas"]["RestartPolicy"] | null;
             /** @description the member's container hardening */
@@ -3751,6 +3789,105 @@ export interface operations {
                 };
             };
             /** @description a parameter or the body is not valid (VALIDATION_FAILED names each field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description an internal service failed or answered outside its contract */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a service this endpoint needs is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    edit_node_admin_nodes__name__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a node's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description the body cannot be read (e.g. it is not UTF-8) (BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no API token or an unknown one (UNAUTHENTICATED), a revoked one (TOKEN_REVOKED) or an expired one (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the caller may not do this: the endpoint is for administrators (FORBIDDEN) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description no node with this name (NODE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the request body is too large (REQUEST_TOO_LARGE) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description a field other than rack, or a rack that is not a lowercase name (VALIDATION_FAILED); nothing is changed */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5655,7 +5792,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS) */
+            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS); more members of a role kept apart than nodes to take them (REPLICAS_CANNOT_BE_APART) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5769,7 +5906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS) */
+            /** @description a role the product does not have, or a count outside the role's min and max (INVALID_OPTIONS); more members of a role kept apart than nodes to take them (REPLICAS_CANNOT_BE_APART) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6563,7 +6700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path); a cluster named in `bind` is not of the product the binding takes */
+            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path), or a role kept apart (placement.replicas_apart) has more members than the platform has nodes to take them (REPLICAS_CANNOT_BE_APART: details name the role, the count and the nodes); a cluster named in `bind` is not of the product the binding takes */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6666,7 +6803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path) */
+            /** @description a parameter is not valid (VALIDATION_FAILED), or the options do not fit the product's options_schema (INVALID_OPTIONS, each problem by path), or a role kept apart (placement.replicas_apart) has more members than the platform has nodes to take them (REPLICAS_CANNOT_BE_APART: details name the role, the count and the nodes) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -50,6 +50,7 @@ export type QuotaUpdate = Schemas['QuotaUpdate'];
 
 // --- admin
 export type Node = Schemas['Node'];
+export type NodeUpdate = Schemas['NodeUpdate'];
 export type Disk = Schemas['DiskView'];
 export type DiskState = Disk['state'];
 export type DiskPage = Schemas['DiskPage'];

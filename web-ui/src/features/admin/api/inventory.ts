@@ -1,5 +1,5 @@
 import { apiRequest, jsonBody } from '@/lib/api-client';
-import type { DiscoverResult, Disk, DiskClass, DiskPage, IpPool, Node, NodeMetrics } from '@/lib/api/types';
+import type { DiscoverResult, Disk, DiskClass, DiskPage, IpPool, Node, NodeMetrics, NodeUpdate } from '@/lib/api/types';
 
 export type DiskAction = 'retire' | 'fail' | 'wipe';
 
@@ -21,6 +21,12 @@ export function diskAction(diskId: number, action: DiskAction): Promise<Disk> {
 
 export function setDiskClass(diskId: number, diskClass: DiskClass): Promise<Disk> {
   return apiRequest<Disk>(`/admin/disks/${diskId}`, jsonBody('PATCH', { disk_class: diskClass }));
+}
+
+/** Put a node in a rack, its failure domain; `null` takes it out (the node is its own failure domain again). */
+export function setNodeRack(node: string, rack: NodeUpdate['rack']): Promise<Node> {
+  const body: NodeUpdate = { rack };
+  return apiRequest<Node>(`/admin/nodes/${encodeURIComponent(node)}`, jsonBody('PATCH', body));
 }
 
 export function rediscover(node: string): Promise<DiscoverResult> {

@@ -10,8 +10,9 @@ import { QuotaAdmin } from '@/features/quotas/components/quota-admin';
 import { getIpPools, getNodes } from '../api/inventory';
 import { CapacityCharts } from './capacity-charts';
 import { DiskMap } from './disk-map';
+import { NodeRack } from './node-rack';
 
-/** Admin: every node's disk map, the IP pools with their usage, users' quotas, and all users' clusters. */
+/** Admin: every node's rack (failure domain) and disk map, the IP pools with their usage, users' quotas, and all users' clusters. */
 export function AdminPage() {
   const nodes = useQuery({ queryKey: ['nodes'], queryFn: getNodes });
   const pools = useQuery({ queryKey: ['ip-pools'], queryFn: getIpPools, refetchInterval: 5000 });
@@ -31,6 +32,7 @@ export function AdminPage() {
         nodes.data.map((n) => (
           <div key={n.name}>
             <h3>{n.name}</h3>
+            <NodeRack node={n} />
             <DiskMap node={n.name} />
           </div>
         ))
