@@ -390,7 +390,7 @@ def role_counts(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, 
 
 def replicas_sharing(manifest: dict[str, Any], options: dict[str, Any], nodes: Collection[str]) -> list[str]:
     """Keeping replicas apart (``placement.replicas_apart``) on a platform of these ``nodes`` (the
-    inventory's; none known: nothing is checked). Several nodes: a role with more members than the
+    scheduler's active agents; none known: nothing is checked). Several nodes: a role with more members than the
     nodes its launch may use is refused (422 REPLICAS_CANNOT_BE_APART, naming the role, the count and
     the nodes). One node: the roles whose members will share it (for the cluster to say so)."""
     placement = options.get("placement") or {}

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from spindle_common.contracts import ClusterState
 from spindle_common.errors import ApiError
-from spindle_orchestrator.clusters import record_event
+from spindle_orchestrator.clusters import add_notice
 from spindle_orchestrator.models import Cluster
 from spindle_orchestrator.sweeper import settled_cluster
 
@@ -96,7 +96,7 @@ def bound_by(session: Session, cluster: Cluster) -> list[tuple[Cluster, str]]:
             if target == cluster.id]
 
 
-def refuse_or_tell_bound(session: Session, cluster: Cluster, force: bool, now: str) -> None:
+def refuse_or_tell_bound(session: Session, cluster: Cluster, force: bool) -> None:
     """Before ``cluster`` is deleted: refuse (409 CLUSTER_IN_USE, naming them) while live clusters bind
     it, or, with ``force``, tell each of them (a BINDING_GONE notice in its view and its timeline)."""
     users = bound_by(session, cluster)
@@ -108,6 +108,5 @@ def refuse_or_tell_bound(session: Session, cluster: Cluster, force: bool, now: s
                        "delete with force=true and they run on without it",
                        {"bound_by": [{"cluster_id": o.id, "product": o.product, "binding": name} for o, name in users]})
     for other, name in users:
-        message = f"bind.{name}: cluster {cluster.id} was deleted (force); this cluster runs on without it"
-        other.notices = [*(other.notices or ()), {"code": "BINDING_GONE", "message": message, "at": now}]
-        record_event(session, other.id, "cluster", "BINDING_GONE", message)
+        add_notice(session, other, "BINDING_GONE",
+                   f"bind.{name}: cluster {cluster.id} was deleted (force); this cluster runs on without it")

@@ -6,12 +6,12 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from fastapi import Request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from spindle_common.catalog import role_counts
+from spindle_common.clients import SchedulerClient
 from spindle_common.contracts import ClusterState, utcnow
 from spindle_common.errors import ApiError
 from spindle_common.notify import CLUSTERS, EVENTS, notify
@@ -23,22 +23,29 @@ log = logging.getLogger("spindle.orchestrator.clusters")
 REPLICAS_SHARE = "REPLICAS_SHARE_A_NODE"
 
 
-def platform_nodes(request: Request) -> list[str]:
+def platform_nodes(scheduler: SchedulerClient) -> list[str]:
     """The platform's nodes now (the scheduler's: the active agents); none when it does not answer
     (the scheduler still keeps replicas apart when it places them)."""
     try:
-        return sorted(request.app.state.scheduler.nodes())
+        return sorted(scheduler.nodes())
     except ApiError as exc:
         log.warning("cannot list the platform's nodes (replicas are not checked before placement): %s", exc.message)
         return []
 
 
-def sharing_notice(manifest: dict[str, Any], options: dict[str, Any], roles: list[str]) -> dict[str, str]:
-    """What a cluster whose replica ``roles`` share the platform's one node says (``notices``)."""
+def sharing_message(manifest: dict[str, Any], options: dict[str, Any], roles: list[str]) -> str:
+    """What a cluster whose replica ``roles`` share the platform's one node says (its REPLICAS_SHARE notice)."""
     counts = role_counts(manifest, options)
     what = ", ".join(f"{counts[r]} {r} members" for r in roles)
-    return {"code": REPLICAS_SHARE, "message": f"replicas share a node: the platform has one node, so {what} "
-            "(copies of each other's data) are all on it; its loss loses every copy", "at": utcnow().isoformat()}
+    return (f"replicas share a node: the platform has one node, so {what} (copies of each other's data) are all "
+            "on it; its loss loses every copy")
+
+
+def add_notice(session: Session, cluster: Cluster, code: str, message: str) -> None:
+    """Tell the cluster's owner what its state does not say: a notice in its view and an event in its
+    timeline."""
+    cluster.notices = [*(cluster.notices or ()), {"code": code, "message": message, "at": utcnow().isoformat()}]
+    record_event(session, cluster.id, "cluster", code, message)
 
 
 def new_cluster_id() -> str:
@@ -97,10 +104,10 @@ def repeated(session: Session, owner_id: str, idempotency_key: str | None) -> Cl
 
 def create(session: Session, owner: str, owner_id: str, product: str, version: str, options: dict[str, Any],
            idempotency_key: str | None, demand: dict[str, Any] | None = None,
-           dataset: Dataset | None = None, notices: list[dict[str, str]] | None = None) -> tuple[Cluster, bool]:
-    """A new PENDING cluster (attaching ``dataset``, checked by the caller; with ``notices``, each in
-    its timeline too), or the one this owner (by id: a re-created user is another) already created
-    with this key (created=False)."""
+           dataset: Dataset | None = None, notices: dict[str, str] | None = None) -> tuple[Cluster, bool]:
+    """A new PENDING cluster (attaching ``dataset``, checked by the caller; with ``notices``, code →
+    message, told with ``add_notice``), or the one this owner (by id: a re-created user is another)
+    already created with this key (created=False)."""
     existing = repeated(session, owner_id, idempotency_key)
     if existing:
         return _same_request_or_409(existing, product, version, options), False
@@ -114,9 +121,8 @@ def create(session: Session, owner: str, owner_id: str, product: str, version: s
     session.add(cluster)
     record_event(session, cluster.id, "accepted", ClusterState.PENDING.value,
                  f"{product} {version} requested by {owner}")
-    cluster.notices = list(notices or ())
-    for notice in cluster.notices:
-        record_event(session, cluster.id, "cluster", notice["code"], notice["message"])
+    for code, message in (notices or {}).items():
+        add_notice(session, cluster, code, message)
     wake(session, cluster.id)
     try:
         session.commit()

@@ -14,13 +14,12 @@ from spindle_common.contracts import (
     ClusterState,
     ClusterView,
     EventView,
-    utcnow,
 )
 from spindle_common.errors import ApiError, error_responses
 from spindle_orchestrator import bindings, clusters, datasets, quotas
 from spindle_orchestrator.api.deps import ServiceCaller, SessionDep
 from spindle_orchestrator.api.routes.quotas import QuotasDep
-from spindle_orchestrator.clusters import REPLICAS_SHARE, platform_nodes, sharing_notice
+from spindle_orchestrator.clusters import REPLICAS_SHARE, platform_nodes, sharing_message
 from spindle_orchestrator.schemas import ClusterCreate, cluster_view, event_view
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -44,7 +43,7 @@ def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, r
     cluster recorded in one transaction (quotas.admit; the dataset's kept disks already count, so
     they are not asked for twice)."""
     manifest = q.manifest_of(body.product, body.version)
-    sharing = replicas_sharing(manifest, body.options, platform_nodes(request))
+    sharing = replicas_sharing(manifest, body.options, platform_nodes(request.app.state.scheduler))
     bindings.check(session, manifest, body.options, body.owner_id)
     demand = quotas.cluster_demand(manifest, body.options, q.floating_ips)
     dataset, asked = None, demand
@@ -58,7 +57,8 @@ def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, r
                  repeat_key=body.idempotency_key)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
                                        body.options, body.idempotency_key, demand.as_json(), dataset,
-                                       [sharing_notice(manifest, body.options, sharing)] if sharing else [])
+                                       {REPLICAS_SHARE: sharing_message(manifest, body.options, sharing)}
+                                       if sharing else None)
     if not created:
         response.status_code = 200
     return cluster_view(cluster)
@@ -96,7 +96,7 @@ def delete_cluster(cluster_id: str, session: SessionDep, _: ServiceCaller, keep_
         raise ApiError(422, "INVALID_OPTIONS", "dataset names what keep_disks keeps: give keep_disks=true too")
     if cluster.state == ClusterState.DESTROYED or cluster.delete_requested:
         return cluster_view(cluster)
-    bindings.refuse_or_tell_bound(session, cluster, force, utcnow().isoformat())
+    bindings.refuse_or_tell_bound(session, cluster, force)
     if keep_disks:
         datasets.reserve(session, cluster, dataset)
         cluster.keep_disks = True
@@ -206,7 +206,7 @@ def resize_cluster(cluster_id: str, body: ResizeIn, session: SessionDep, _: Serv
                        {"errors": [{"path": f"roles.{r}", "message": "no such role"} for r in unknown]})
     before = role_counts(manifest, cluster.options)
     options = validate_options(manifest, with_counts(cluster.options, body.roles))
-    sharing = replicas_sharing(manifest, options, platform_nodes(request))
+    sharing = replicas_sharing(manifest, options, platform_nodes(request.app.state.scheduler))
     demand = quotas.cluster_demand(manifest, options, q.floating_ips)
     old = quotas.Amounts.of_json(cluster.demand) if cluster.demand else quotas.cluster_demand(
         manifest, cluster.options, q.floating_ips)
@@ -214,9 +214,7 @@ def resize_cluster(cluster_id: str, body: ResizeIn, session: SessionDep, _: Serv
                  q.floating_ips)
     cluster.options, cluster.demand = options, demand.as_json()
     if sharing and not any(n["code"] == REPLICAS_SHARE for n in cluster.notices or ()):
-        notice = sharing_notice(manifest, options, sharing)
-        cluster.notices = [*(cluster.notices or ()), notice]
-        clusters.record_event(session, cluster.id, "cluster", REPLICAS_SHARE, notice["message"])
+        clusters.add_notice(session, cluster, REPLICAS_SHARE, sharing_message(manifest, options, sharing))
     changes = ", ".join(f"{role} {before.get(role, 0)} → {count}" for role, count in sorted(body.roles.items())
                         if before.get(role, 0) != count)
     clusters.record_event(session, cluster.id, "cluster", "RESIZE_REQUESTED",
