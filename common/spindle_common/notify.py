@@ -33,6 +33,10 @@ def libpq_url(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# While the database stays away, a listener says so again every this many attempts (one a second).
+RECONNECT_LOG_EVERY = 60
+
+
 class Listener:
     """A thread that listens on ``channels`` and calls ``deliver(channel, payload)`` for each
     notification; ``on_connect()`` runs after every (re)connection, before notifications flow
@@ -57,18 +61,27 @@ class Listener:
         self.thread.join(timeout=5)
 
     def _run(self) -> None:
+        failures = 0  # in a row: the first is logged whole, then one line a minute while it lasts
         while not self.stopping.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
                     for channel in self.channels:
                         conn.execute(f'LISTEN "{channel}"')
+                    if failures:
+                        log.info("listening on %s again after %d failed attempts", ", ".join(self.channels), failures)
+                    failures = 0
                     self.connected.set()
                     self.on_connect()
                     while not self.stopping.is_set():
                         for note in conn.notifies(timeout=1.0):
                             self.deliver(note.channel, note.payload)
-            except Exception:
+            except Exception as exc:
                 self.connected.clear()
                 if not self.stopping.is_set():
-                    log.exception("listening on %s failed; reconnecting", ", ".join(self.channels))
+                    failures += 1
+                    if failures == 1:
+                        log.exception("listening on %s failed; reconnecting", ", ".join(self.channels))
+                    elif failures % RECONNECT_LOG_EVERY == 0:
+                        log.warning("listening on %s: still failing after %d attempts: %s",
+                                    ", ".join(self.channels), failures, exc)
                     self.stopping.wait(1.0)
