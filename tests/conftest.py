@@ -63,12 +63,16 @@ def _under(nodeid: str, paths: set[str]) -> bool:
     return any(nodeid == p or nodeid.startswith(p if p.endswith("/") else p + "::") for p in paths)
 
 
+def _nodeid(item) -> str:
+    return item.path.relative_to(REPO).as_posix() + "::" + item.name
+
+
 def pytest_itemcollected(item):
     """Product e2e tests are marked `products` as they are collected (before `-m` selects); the
     platform tier's xdist groups and `serial` tests are marked too."""
     if item.path.name in PRODUCT_E2E:
         item.add_marker(pytest.mark.products)
-    nodeid = item.path.relative_to(REPO).as_posix() + "::" + item.name
+    nodeid = _nodeid(item)
     for group, paths in XDIST_GROUPS.items():
         if _under(nodeid, paths):
             item.add_marker(pytest.mark.xdist_group(group))
@@ -78,8 +82,10 @@ def pytest_itemcollected(item):
 
 def pytest_collection_modifyitems(items):
     """Tests marked `disruptive` (they stop and restart the platform) run last (this hook runs after
-    the plugins that shuffle the order)."""
-    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
+    the plugins that shuffle the order), those on the simulated nodes last of all: they share the
+    nodes for the rest of the run (tests/integration/nodes/conftest.py)."""
+    items.sort(key=lambda item: (item.get_closest_marker("disruptive") is not None,
+                                 _under(_nodeid(item), {"tests/integration/nodes/"})))
 
 
 def read_env_file(path: Path) -> dict[str, str]:

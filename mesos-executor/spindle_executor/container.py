@@ -1,4 +1,5 @@
 """Create, check and remove a member's (or a job driver's) container through the Docker Engine API."""
+import logging
 import os
 import socket
 import time
@@ -10,12 +11,14 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 from docker.types import EndpointConfig, LogConfig, Mount, NetworkingConfig
 
-from spindle_common.contracts import OWNED_LABEL, TASK_LABEL, HealthCheckSpec
+from spindle_common.contracts import MEMBER_LABEL, OWNED_LABEL, TASK_LABEL, HealthCheckSpec
 from spindle_common.files import files_archive
 from spindle_executor import mounts
 from spindle_executor.announce import announce
 from spindle_executor.job import sandbox
 from spindle_executor.task_spec import TaskContainer
+
+log = logging.getLogger("spindle.executor.container")
 
 
 class LaunchFailed(Exception):
@@ -121,6 +124,7 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
     except LaunchFailed:
         _release_folders(spec.task_id)
         raise
+    _remove_stopped_incarnation(client, spec)
     networking = None
     if spec.network:
         endpoint = EndpointConfig(version=client.api._version, ipv4_address=spec.ip)
@@ -145,6 +149,22 @@ def create_and_start(client: docker.DockerClient, spec: TaskContainer) -> Contai
     if spec.network and spec.ip:
         _announce_address(container, spec.network, spec.ip)
     return container
+
+
+def _remove_stopped_incarnation(client: docker.DockerClient, spec: TaskContainer) -> None:
+    """Free the member's container name from an earlier incarnation of the same member that is no
+    longer running: a node that died with its containers and came back still has them (stopped)
+    until its node agent sweeps them, and a replacement placed there meanwhile would be refused the
+    name. A running one is left alone: Docker refuses the new container and the launch fails."""
+    try:
+        old = client.containers.get(spec.container_name)
+    except NotFound:
+        return
+    if old.labels.get(MEMBER_LABEL) == spec.member_id and old.labels.get(TASK_LABEL) != spec.task_id \
+            and old.status != "running":
+        log.info("removing %s's stopped container of task %s (%s)", spec.member_id, old.labels.get(TASK_LABEL),
+                 old.status)
+        remove(client, old.labels[TASK_LABEL])
 
 
 def container_pid(container: Container) -> int | None:

@@ -26,6 +26,11 @@ RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
 FABRIC_ADDR = "172.31.250.1"  # deploy/lib/nodes.sh: SPINDLE_FABRIC_ADDR
 T = TypeVar("T")
 
+# The simulated nodes of tests/integration/nodes (made once for the run by its conftest.py), and the
+# images each holds: those of the products run on them.
+NODES = ("n1", "n2", "n3")
+IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0", "spindle/kafka:4.0")
+
 
 def sh(*command: str, env: dict | None = None, timeout: float = 600) -> str:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout,

@@ -76,6 +76,12 @@ def held_disks(roots: list[str], allocated: list[dict[str, Any]]) -> list[dict[s
              **{k: by_root[root][k] for k in facts if root in by_root}} for i, root in enumerate(roots, start=1)]
 
 
+def member_env(container: dict[str, Any], node: str, platform: Platform) -> dict[str, str]:
+    """A member's environment: its own, and where it runs: SPINDLE_NODE (e.g. for the engine's HDFS
+    locality) and SPINDLE_RACK, the node's failure domain (the storage products' rack awareness)."""
+    return {**(container.get("env") or {}), "SPINDLE_NODE": node, "SPINDLE_RACK": platform.domain(node)}
+
+
 class Launcher:
     """Owns the disk holds of launches: one disk-service call per cluster to hold them, one per
     ended task (or batch) to release them. Floating IPs arrive held, in each member's lease."""
@@ -131,7 +137,7 @@ class Launcher:
                         self.store.set(task.task_id, message=message)
                 continue
             try:
-                infos = self._hold_and_describe(tasks, placed)
+                infos = self._hold_and_describe(tasks, placed, platform)
             except ApiError as exc:
                 PLACEMENTS.labels("hold_failed").inc()
                 log.warning("cluster %s%s: could not hold disks: %s", cluster_id, f" {job}" if job else "",
@@ -152,7 +158,7 @@ class Launcher:
                 launches[offer.offer_id].append({k: v for k, v in info.items() if not k.startswith("_")})
         return launches
 
-    def _hold_and_describe(self, tasks: list[Task], placed: dict) -> list[dict[str, Any]]:
+    def _hold_and_describe(self, tasks: list[Task], placed: dict, platform: Platform) -> list[dict[str, Any]]:
         """Hold every member's disks in one call (all or nothing), then describe each task. A member
         on kept disks holds them already, or takes them over from their holder (a dataset's) first."""
         requests = [{"owner": t.member_id, "node": placed[t.task_id][0].hostname, "disk_class": disk_class,
@@ -173,9 +179,7 @@ class Launcher:
             if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
                 raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
             lease = request.get("lease") or {}
-            # SPINDLE_NODE: the node the container runs on (e.g. for the engine's HDFS locality).
-            container = {**request["container"],
-                         "env": {**(request["container"].get("env") or {}), "SPINDLE_NODE": offer.hostname}}
+            container = {**request["container"], "env": member_env(request["container"], offer.hostname, platform)}
             spec = {**container, "cluster_id": task.cluster_id, "member_id": task.member_id,
                     "cpus": request["cpus"], "mem_mb": request["mem_mb"],
                     "cpuset": ",".join(map(str, cpu_ids)) or None,

@@ -37,6 +37,10 @@ class Platform:
     def with_offers(self, offers: Iterable[ParsedOffer]) -> "Platform":
         return Platform(self.nodes | {o.hostname for o in offers}, self.domains)
 
+    def domain(self, node: str) -> str:
+        """A node's failure domain: its rack in the inventory, else the node itself."""
+        return self.domains.get(node, node)
+
     @property
     def one_node(self) -> bool:
         """A one-node platform: replicas share it, as they cannot be apart."""

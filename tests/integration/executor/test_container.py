@@ -39,9 +39,10 @@ def disk(tmp_path):
     subprocess.run(["umount", str(tmp_path)], check=True)
 
 
-def spec_for(image: str, network: str | None, ip: str | None, disks: list[str], **extra):
+def spec_for(image: str, network: str | None, ip: str | None, disks: list[str], member_id: str | None = None,
+             **extra):
     task_id = f"test-{uuid.uuid4().hex[:8]}"
-    data = {"cluster_id": "ctest", "member_id": task_id, "image": image, "cpus": 0.5, "mem_mb": 64,
+    data = {"cluster_id": "ctest", "member_id": member_id or task_id, "image": image, "cpus": 0.5, "mem_mb": 64,
             "disks": [{"host_path": d} for d in disks], "network": network, "ip": ip, **extra}
     return parse_task_spec(task_id, json.dumps(data))
 
@@ -92,6 +93,31 @@ def test_taken_ip_fails_and_leaves_no_container(client, network, platform_env):
         assert client.containers.list(all=True, filters={"label": f"io.spindle.task-id={second.task_id}"}) == []
     finally:
         remove(client, first.task_id)
+
+
+def test_a_member_s_stopped_earlier_container_gives_its_name_to_the_new_one_a_running_one_does_not(
+        client, platform_env):
+    """A node that died with its containers comes back with them stopped; a replacement of one of its
+    members placed there takes the name (the stopped one is removed), a running one keeps it."""
+    image = platform_env["SPINDLE_BASE_IMAGE"]
+    earlier = spec_for(image, None, None, [], command=["sleep", "60"])
+    again = spec_for(image, None, None, [], member_id=earlier.member_id, command=["sleep", "60"])
+    try:
+        running = create_and_start(client, earlier)
+        with pytest.raises(LaunchFailed, match="is already in use"):
+            create_and_start(client, again)
+        running.reload()
+        assert running.status == "running", "a running incarnation is left alone"
+
+        running.kill()
+        replacement = create_and_start(client, again)
+        assert client.containers.list(all=True, filters={"label": f"io.spindle.task-id={earlier.task_id}"}) == []
+        replacement.reload()
+        assert replacement.name == earlier.container_name == f"spindle-{earlier.member_id}"
+        assert (replacement.status, replacement.labels["io.spindle.task-id"]) == ("running", again.task_id)
+    finally:
+        remove(client, again.task_id)
+        remove(client, earlier.task_id)
 
 
 def test_failing_health_check_reports_exit_code_and_logs(client, platform_env):

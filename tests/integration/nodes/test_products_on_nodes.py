@@ -1,15 +1,27 @@
-"""Spark and the engine on three simulated nodes (deploy/node): Spark with a worker on each node counts
-words exactly, its driver a Mesos task on a node; an engine cluster with an executor on each node runs
-the Figure-5 word count and K-Means exactly, partitions crossing nodes over TCP.
+"""Spark, the engine and Kafka on three simulated nodes (deploy/node): Spark with a worker on each node
+counts words exactly, its driver a Mesos task on a node; an engine cluster with an executor on each
+node runs the Figure-5 word count and K-Means exactly, partitions crossing nodes over TCP. Kafka with
+the nodes in two racks (issue 26): the brokers (replicas) are placed one per node by default; each
+broker's `broker.rack` is its node's rack, so Kafka puts a topic's replicas in both racks; a producer
+with acks=all records every write the brokers acknowledged while a whole node is killed (its dockerd,
+agents and broker at once), and a reader afterwards finds every one of them; the node back, the lost
+broker is replaced there with its IP and catches up.
 
-Marked slow (the Spark and engine images are pulled onto each of the three nodes, then the clusters
-and jobs run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes
-with static-web."""
+Marked slow (the product images are pulled onto each of the three nodes, then the clusters and jobs
+run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes with
+static-web."""
+import threading
+import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
 
+from spindle_common.clients import SchedulerClient
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.jobs import (
     CPP_WORDCOUNT,
@@ -21,19 +33,14 @@ from tests.support.jobs import (
     wait_job,
 )
 from tests.support.live_users import live_user
-from tests.support.nodes import all_disks_free, job_task_node, simulated_nodes, wait_for
+from tests.support.nodes import NODES, all_disks_free, job_task_node, sh, wait_for
+from tests.support.through_restarts import replaced
 
-NODES = ("n1", "n2", "n3")
 LINES = 100_000
 KMEANS_ARGS = ["40000", "16", "6", "8", "8"]
 pytestmark = [pytest.mark.disruptive, pytest.mark.slow]  # as test_simulated_nodes.py; minutes long
-IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0")
-
-
-@pytest.fixture(scope="module")
-def nodes(platform_env) -> Iterator[dict]:
-    with simulated_nodes(NODES, cpus="2", mem_mb="6144", images=IMAGES):
-        yield {"token": platform_env["SPINDLE_INTERNAL_TOKEN"]}
+RACKS = {"n1": "rack-a", "n2": "rack-a", "n3": "rack-b"}
+PARTITIONS = 6
 
 
 def test_spark_spread_over_three_nodes_counts_words_exactly(nodes, database_url):
@@ -88,3 +95,147 @@ def test_engine_executors_on_three_nodes_exchange_partitions_and_get_exact_resul
         finally:
             user.delete(cluster)
             wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+
+
+@contextmanager
+def racks(database_url: str, token: str) -> Iterator[None]:
+    """The nodes in RACKS (set by an admin) while this lasts, once the scheduler places by them (it
+    reads them every few seconds)."""
+    with live_user(database_url, "racks", is_admin=True) as admin, \
+            SchedulerClient("http://127.0.0.1:8082", token, actor="test") as scheduler:
+        try:
+            for node, rack in RACKS.items():
+                admin.set_rack(node, rack)
+            wait_for("the scheduler's nodes in their racks", lambda: {
+                n["name"]: n["failure_domain"] for n in scheduler.request("GET", "/nodes")} == RACKS, 60)
+            yield
+        finally:
+            for node in RACKS:
+                admin.set_rack(node, None)
+
+
+class Writer(threading.Thread):
+    """Sends numbered records with acks=all until stopped; remembers those the brokers acknowledged."""
+
+    def __init__(self, bootstrap: list[str], topic: str):
+        super().__init__(daemon=True)
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=10, linger_ms=5,
+                                      request_timeout_ms=15_000, max_block_ms=60_000)
+        self.topic, self.failed, self.sent = topic, 0, 0
+        self.acked: set[str] = set()
+        self.lock, self.stopping = threading.Lock(), threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            value = f"record-{self.sent}"
+            future = self.producer.send(self.topic, key=value.encode(), value=value.encode())
+            future.add_callback(lambda _, v=value: self._ack(v))
+            future.add_errback(lambda _: self._fail())
+            self.sent += 1
+            time.sleep(0.005)
+        self.producer.flush(timeout=120)
+        self.producer.close()
+
+    def _ack(self, value: str) -> None:
+        with self.lock:
+            self.acked.add(value)
+
+    def _fail(self) -> None:
+        with self.lock:
+            self.failed += 1
+
+    def acked_count(self) -> int:
+        with self.lock:
+            return len(self.acked)
+
+
+def read_everything(bootstrap: list[str], topic: str, timeout: float = 240) -> set[str]:
+    """Every record of every partition of the topic, up to the end offsets it has now."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000)
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        ends = consumer.end_offsets(partitions)
+        values: set[str] = set()
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(p) < ends[p] for p in partitions):
+            assert time.monotonic() < deadline, {p.partition: (consumer.position(p), ends[p]) for p in partitions}
+            for batch in consumer.poll(timeout_ms=1000).values():
+                values.update(record.value.decode() for record in batch)
+        return values
+    finally:
+        consumer.close()
+
+
+def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies(nodes, database_url):
+    """Last in the module: it kills a node (started again at the end)."""
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
+    with live_user(database_url, "nodekafka") as user, racks(database_url, nodes["token"]):
+        options = {"roles": {"broker": {"count": 3, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 1}}},
+                   "settings": {"default_replication_factor": 3, "min_insync_replicas": 2,
+                                "num_partitions": PARTITIONS}}
+        wait_for("offers with room on every node", lambda: user.plan("kafka", "4.0", options).placeable, 60)
+        cluster = wait_settled(user, user.launch("kafka", "4.0", options), ("RUNNING", "FAILED"), timeout=600)
+        writer = None
+        try:
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            brokers = {int(m["member_id"].rsplit("-", 1)[1]): m for m in cluster["members"]}
+            # Replicas apart by default: one broker per node; each knows its node's rack.
+            assert sorted(b["node"] for b in brokers.values()) == sorted(NODES), brokers
+            bootstrap = [f"{b['ip']}:9092" for b in brokers.values()]
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+            try:
+                assert {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]} == \
+                    {i: RACKS[b["node"]] for i, b in brokers.items()}
+                # Two replicas of each partition: Kafka puts them in both racks.
+                spread, topic = f"spread-{uuid.uuid4().hex[:6]}", f"writes-{uuid.uuid4().hex[:6]}"
+                admin.create_topics([NewTopic(spread, num_partitions=PARTITIONS, replication_factor=2),
+                                     NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
+                                              topic_configs={"min.insync.replicas": "2"})])
+                rack_of = {i: RACKS[b["node"]] for i, b in brokers.items()}
+                partitions = wait_for("the topic's partitions", lambda: admin.describe_topics([spread])[0][
+                    "partitions"] or None, 60)
+                assert all({rack_of[r] for r in p["replica_nodes"]} == {"rack-a", "rack-b"} for p in partitions), \
+                    partitions
+            finally:
+                admin.close()
+
+            # A writer runs; a whole node dies under it (the only node of rack-b); it goes on writing.
+            writer = Writer(bootstrap, topic)
+            writer.start()
+            wait_for("acknowledged writes", lambda: writer.acked_count() >= 500, 120)
+            dead = "n3"
+            sh("deploy/node", "kill", dead)
+            at_kill = writer.acked_count()
+            wait_for("writes acknowledged after the node's loss", lambda: writer.acked_count() >= at_kill + 1000, 240)
+            writer.stopping.set()
+            writer.join(timeout=180)
+            assert not writer.is_alive()
+            print(f"writer: {writer.sent} sent, {len(writer.acked)} acknowledged ({at_kill} by the time {dead} "
+                  f"was dead), {writer.failed} failed")
+
+            alive = [f"{b['ip']}:9092" for b in brokers.values() if b["node"] != dead]
+            found = read_everything(alive, topic)
+            lost = writer.acked - found
+            assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
+
+            # The node comes back: the lost broker is replaced there (one per node) with its IP and
+            # node.id, on fresh disks, and catches up until every partition is in sync on all three.
+            sh("deploy/node", "start", dead)
+            [victim] = [b for b in brokers.values() if b["node"] == dead]
+            cluster, member = replaced(user, cluster, victim["member_id"], timeout=600)
+            assert (member["ip"], member["node"]) == (victim["ip"], dead), member
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+            try:
+                wait_for("every partition in sync on the three brokers again", lambda: all(
+                    len(p["isr_nodes"]) == 3 for p in admin.describe_topics([topic])[0]["partitions"]), 300)
+            finally:
+                admin.close()
+        finally:
+            if writer:
+                writer.stopping.set()
+            sh("deploy/node", "start", "n3")  # starts what is not running (after a failure)
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"], NODES), 120)

@@ -2,12 +2,12 @@
 loop disks, Mesos agent and node agent, joined to the control plane by the node fabric. Members get
 floating IPs of the fabric pool (macvlan), which follow them to another node.
 
-For the module, this machine's own Mesos agent is stopped and the orchestrator takes its IPs from
-the `fabric` pool, as on a platform whose members run on other machines; both are put back after.
+While the nodes run (tests/integration/nodes/conftest.py), this machine's own Mesos agent is stopped
+and the orchestrator takes its IPs from the `fabric` pool, as on a platform whose members run on other
+machines; both are put back after.
 """
 import json
 import time
-from collections.abc import Iterator
 
 import docker
 import httpx
@@ -18,6 +18,8 @@ from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.internal import internal_headers
 from tests.support.live_users import live_user
 from tests.support.nodes import (
+    IMAGES,
+    NODES,
     STATE_DIR,
     active,
     all_disks_free,
@@ -27,26 +29,12 @@ from tests.support.nodes import (
     node_docker,
     resolved,
     sh,
-    simulated_nodes,
     wait_for,
 )
 from tests.support.probes import probe, reached, url
 
-NODES = ("n1", "n2", "n3")
 pytestmark = pytest.mark.disruptive  # stops this machine's agent and restarts the orchestrator
-
-
-# Each node: 2 cpus and 6 GiB offered (shared by all three on this machine's cores and memory), two
-# hdds, and the image of static-web (and its job drivers). Spark and the engine across these nodes:
-# test_products_on_nodes.py (marked slow: its images take minutes to pull onto three nodes).
-IMAGES = ("spindle/base:bookworm",)
 REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (deploy/lib/registry.sh)
-
-
-@pytest.fixture(scope="module")
-def nodes(platform_env) -> Iterator[dict]:
-    with simulated_nodes(NODES, cpus="2", mem_mb="6144", images=IMAGES):
-        yield {"token": platform_env["SPINDLE_INTERNAL_TOKEN"]}
 
 
 def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):

@@ -31,6 +31,16 @@ def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], 
         time.sleep(0.5)
 
 
+def racks_of(members: list[dict]) -> dict[str, str]:
+    """The rack Spindle gave each member's container (SPINDLE_RACK: its node's failure domain when it
+    was placed; other tests may move this machine's node into a rack and out again meanwhile)."""
+    racks = {}
+    for member in members:
+        env = dict(v.split("=", 1) for v in container_of(member).attrs["Config"]["Env"])
+        racks[member["member_id"]] = env["SPINDLE_RACK"]
+    return racks
+
+
 def running_executors(member_ids: list[str]) -> set[str]:
     """Ids of the Mesos executors with a live process (on this machine's embedded agent) for these members."""
     executors = set()

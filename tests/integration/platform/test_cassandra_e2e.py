@@ -1,10 +1,10 @@
 """Cassandra through the public REST API on the real stack: a user launches 3 nodes → RUNNING, every
-node UN in the others' view; from the host (Python cassandra-driver) a keyspace with replication
-factor 3 takes N rows written at QUORUM; after `nodetool flush` each node's SSTables lie on every one
-of its hdd disks (and its commit log on its ssd, when the host has ssd disks for 3 nodes); one node's
-container is killed and all N rows are read at QUORUM, each value checked; Spindle replaces the node
-(same IP, fresh disks), it rejoins in its predecessor's place and streams its replicas back, so all N
-rows read at consistency ALL; DELETE → DESTROYED with nothing left."""
+node UN in the others' view, in its Spindle node's rack; from the host (Python cassandra-driver) a
+keyspace with replication factor 3 takes N rows written at QUORUM; after `nodetool flush` each node's
+SSTables lie on every one of its hdd disks (and its commit log on its ssd, when the host has ssd disks
+for 3 nodes); one node's container is killed and all N rows are read at QUORUM, each value checked;
+Spindle replaces the node (same IP, fresh disks), it rejoins in its predecessor's place and streams
+its replicas back, so all N rows read at consistency ALL; DELETE → DESTROYED with nothing left."""
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +16,7 @@ from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.policies import RoundRobinPolicy
 
 from spindle_common.clients import DiskClient
-from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
 
@@ -64,6 +64,13 @@ def up_normal(member: dict) -> set[str]:
     if out.exit_code != 0:
         return set()
     return {line.split()[1] for line in out.output.decode().splitlines() if line.startswith("UN ")}
+
+
+def rack_by_ip(member: dict) -> dict[str, str]:
+    """Every node's rack as ``member`` sees it (`nodetool status`: the address second, the rack last)."""
+    status = run(container_of(member), "nodetool", "status")
+    assert "Datacenter: datacenter1" in status, status
+    return {line.split()[1]: line.split()[-1] for line in status.splitlines() if line[:2] in ("UN", "DN", "UJ")}
 
 
 def wait_up_normal(members: list[dict], timeout: float = 300) -> None:
@@ -129,10 +136,14 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
             assert f"commitlog_directory: {commitlog}\n" in yaml
             assert f'- seeds: "{",".join(n["ip"] + ":7000" for n in nodes)}"' in yaml
         wait_up_normal(nodes)
+        # Each node's rack (GossipingPropertyFileSnitch) is the one Spindle gave it (its node's failure
+        # domain); one data centre, named as SimpleSnitch names it (the keyspace below uses it).
+        racks = racks_of(nodes)
+        assert rack_by_ip(nodes[0]) == {m["ip"]: racks[m["member_id"]] for m in nodes}
 
         with connected(nodes) as session:
             session.execute(f"CREATE KEYSPACE {KEYSPACE} WITH replication = "
-                            "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+                            "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
             session.execute(f"CREATE TABLE {KEYSPACE}.kv (k int PRIMARY KEY, v text)")
             insert = session.prepare(f"INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")
             results = execute_concurrent_with_args(session, insert, [(k, f"value-{k}") for k in range(ROWS)],
@@ -163,6 +174,9 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
         replacement = container_of(member)
         assert replacement.id != old.id
         wait_up_normal(nodes)
+        now = {**{m["member_id"]: m for m in nodes}, member["member_id"]: member}
+        racks = racks_of(list(now.values()))
+        assert rack_by_ip(member) == {m["ip"]: racks[i] for i, m in now.items()}
         with connected(nodes) as session:
             assert read_all(session, ConsistencyLevel.ALL) == {k: f"value-{k}" for k in range(ROWS)}
         assert "replace_address_first_boot" in replacement.logs().decode(errors="replace")

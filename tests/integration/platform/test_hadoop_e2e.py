@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
 
@@ -87,6 +87,19 @@ def read_back(namenode: dict, path: str) -> bytes:
     return response.content
 
 
+def topology(namenode: dict) -> dict[str, str]:
+    """Each DataNode's IP → its rack in the NameNode's network topology (`hdfs dfsadmin -printTopology`)."""
+    out = container_of(namenode).exec_run(["hdfs", "dfsadmin", "-printTopology"])
+    assert out.exit_code == 0, out.output
+    racks, rack = {}, None
+    for line in out.output.decode().splitlines():
+        if line.startswith("Rack: "):
+            rack = line.removeprefix("Rack: ").strip()
+        elif line.strip() and rack:
+            racks[line.split()[0].rsplit(":", 1)[0]] = rack
+    return racks
+
+
 def block_files(container, disk: int) -> list[str]:
     """The finalized replicas on the member's disk ``disk`` (a replica still in ``rbw``, e.g. of a write
     a pipeline recovery abandoned, is not one the NameNode counts; the DataNode drops it later)."""
@@ -117,6 +130,9 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         assert "<name>dfs.datanode.data.dir</name><value>/data/1/data,/data/2/data</value>" in site
         live = live_datanodes(namenode, expected=2)
         assert {node["xferaddr"].split(":")[0] for node in live.values()} == {m["ip"] for m in datanodes}
+        # Rack awareness: each DataNode in the rack Spindle gave it (its node's failure domain).
+        racks = racks_of(datanodes)
+        assert topology(namenode) == {m["ip"]: f"/{racks[m['member_id']]}" for m in datanodes}
         # The NameNode formatted its dedicated disk on its first start.
         assert container_of(namenode).exec_run(["ls", "/data/1/name/current/VERSION"]).exit_code == 0
 

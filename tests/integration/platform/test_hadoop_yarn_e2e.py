@@ -18,8 +18,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.platform.cluster_checks import assert_nothing_left
-from tests.integration.platform.test_hadoop_e2e import HDFS_USER, block_files, container_of, live_datanodes
+from tests.integration.platform.cluster_checks import assert_nothing_left, racks_of
+from tests.integration.platform.test_hadoop_e2e import (
+    HDFS_USER,
+    block_files,
+    container_of,
+    live_datanodes,
+    topology,
+)
 from tests.support.jobs import wait_job
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
@@ -127,13 +133,18 @@ def test_terasort_on_yarn_and_a_lost_datanode_re_replicated(user, platform_env, 
         while True:
             try:
                 nodes = httpx.get(f"http://{resourcemanager['ip']}:8088/ws/v1/cluster/nodes", timeout=10).json()
-                running = {n["nodeHostName"] for n in (nodes["nodes"] or {}).get("node", []) if n["state"] == "RUNNING"}
+                running = {n["nodeHostName"]: n["rack"] for n in (nodes["nodes"] or {}).get("node", [])
+                           if n["state"] == "RUNNING"}
             except (httpx.HTTPError, KeyError, ValueError) as exc:
-                running = {f"error: {exc}"}
-            if running == {d["ip"] for d in datanodes}:
+                running = {"error": str(exc)}
+            if running.keys() == {d["ip"] for d in datanodes}:
                 break
             assert time.monotonic() < deadline, f"NodeManagers registered: {running}"
             time.sleep(2)
+        # Rack awareness, in the ResourceManager as in the NameNode: each in its node's failure domain.
+        racks = racks_of(datanodes)
+        assert running == {d["ip"]: f"/{racks[d['member_id']]}" for d in datanodes}
+        assert topology(namenode) == running
         for datanode in datanodes:
             container = container_of(datanode)
             assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"

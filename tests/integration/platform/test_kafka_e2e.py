@@ -17,7 +17,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaConnectionError
 
-from tests.integration.platform.cluster_checks import assert_nothing_left, container_of
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
 from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
 from tests.support.through_restarts import replaced, retrying, settled
@@ -129,6 +129,10 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
         topic = f"spindle-e2e-{uuid.uuid4().hex[:6]}"
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
         try:
+            # Each broker's broker.rack is the rack Spindle gave it: its node's failure domain.
+            racks = racks_of(brokers)
+            assert {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]} == \
+                {index: racks[b["member_id"]] for index, b in enumerate(brokers, start=1)}
             admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
                                           topic_configs={"min.insync.replicas": "2"})])
             in_sync(admin, topic, timeout=120)

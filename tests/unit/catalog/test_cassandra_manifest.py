@@ -82,6 +82,8 @@ def test_the_first_three_nodes_are_the_seeds_and_every_address_is_the_members(ma
         assert (yaml["storage_port"], yaml["native_transport_port"]) == ("7000", "9042")
         assert yaml["cluster_name"] == CLUSTER
         assert yaml["partitioner"] == "org.apache.cassandra.dht.Murmur3Partitioner"
+        # Racks from each node's cassandra-rackdc.properties, written by the image's script (SPINDLE_RACK).
+        assert yaml["endpoint_snitch"] == "GossipingPropertyFileSnitch"
         # the launcher's view: itself, every node and the seeds (a replacement leaves itself out of those)
         env = container["env"]
         assert (env["CASSANDRA_IP"], env["CASSANDRA_NODES"], env["CASSANDRA_SEEDS"]) == \

@@ -2,6 +2,7 @@
 server.properties and command — every broker a controller of the quorum of its peers, node.id its
 index, log.dirs on every dedicated disk and the metadata on the first, listeners on the member's IP,
 replication settings capped by the brokers there are — and the job driver's command."""
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -76,12 +77,29 @@ def test_a_broker_formats_its_storage_with_the_clusters_id_then_runs(manifest):
     [script] = broker["command"][2:]
     # KRaft wants 16 bytes in URL-safe base64 (22 characters); the cluster id's letters are in that alphabet.
     assert script == ("kafka storage format --config /etc/kafka/server.properties --cluster-id "
-                      f"'spdl{CLUSTER}AAAAAAA' --ignore-formatted && exec kafka server /etc/kafka/server.properties")
+                      f"'spdl{CLUSTER}AAAAAAA' --ignore-formatted && exec kafka server /etc/kafka/server.properties "
+                      "${SPINDLE_RACK:+--override broker.rack=$SPINDLE_RACK}")
     assert len(f"spdl{CLUSTER}AAAAAAA") == 22
     assert broker["env"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"
     assert broker["health"] == {"tcp_port": 9092, "timeout_seconds": 180}
     assert broker["security"] == {"user": "65534:65534", "read_only_root": True}
     assert manifest["roles"]["broker"]["restart"] == "replace"
+
+
+@pytest.mark.parametrize(("rack", "server_args"), [
+    ("rack-1", ["server", "/etc/kafka/server.properties", "--override", "broker.rack=rack-1"]),
+    (None, ["server", "/etc/kafka/server.properties"]),  # outside Spindle: no rack
+])
+def test_a_broker_s_rack_is_its_node_s_failure_domain(manifest, tmp_path, rack, server_args):
+    """The script as the container's shell runs it, with a `kafka` that records its arguments."""
+    [script] = rendered(manifest, {})["broker-1"]["command"][2:]
+    fake = tmp_path / "kafka"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" >> "$0.calls"\n')
+    fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", **({"SPINDLE_RACK": rack} if rack else {})}
+    subprocess.run(["sh", "-c", script], env=env, check=True)
+    calls = (tmp_path / "kafka.calls").read_text().splitlines()
+    assert calls[:1] == ["storage"] and calls[-len(server_args):] == server_args, calls
 
 
 def test_a_job_gets_every_broker_as_its_bootstrap_servers(manifest):
