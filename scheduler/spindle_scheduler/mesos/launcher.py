@@ -76,10 +76,13 @@ def held_disks(roots: list[str], allocated: list[dict[str, Any]]) -> list[dict[s
              **{k: by_root[root][k] for k in facts if root in by_root}} for i, root in enumerate(roots, start=1)]
 
 
-def member_env(container: dict[str, Any], node: str, platform: Platform) -> dict[str, str]:
-    """A member's environment: its own, and where it runs: SPINDLE_NODE (e.g. for the engine's HDFS
-    locality) and SPINDLE_RACK, the node's failure domain (the storage products' rack awareness)."""
-    return {**(container.get("env") or {}), "SPINDLE_NODE": node, "SPINDLE_RACK": platform.domain(node)}
+def member_env(container: dict[str, Any], node: str, platform: Platform, launches: int) -> dict[str, str]:
+    """A member's environment: its own, where it runs: SPINDLE_NODE (e.g. for the engine's HDFS
+    locality) and SPINDLE_RACK, the node's failure domain (the storage products' rack awareness), and
+    SPINDLE_LAUNCH, which launch of the member this is (1 the first; more once Spindle relaunched it:
+    a replacement, which a product may need to know, as Cassandra's does on fresh disks)."""
+    return {**(container.get("env") or {}), "SPINDLE_NODE": node, "SPINDLE_RACK": platform.domain(node),
+            "SPINDLE_LAUNCH": str(launches)}
 
 
 class Launcher:
@@ -179,7 +182,8 @@ class Launcher:
             if missing:  # the inventory and the offer disagree (e.g. a disk just changed state)
                 raise ApiError(409, "OFFER_STALE", f"disks {missing} are not in the offer from {offer.hostname}")
             lease = request.get("lease") or {}
-            container = {**request["container"], "env": member_env(request["container"], offer.hostname, platform)}
+            container = {**request["container"], "env": member_env(request["container"], offer.hostname, platform,
+                                                                    task.launches)}
             spec = {**container, "cluster_id": task.cluster_id, "member_id": task.member_id,
                     "cpus": request["cpus"], "mem_mb": request["mem_mb"],
                     "cpuset": ",".join(map(str, cpu_ids)) or None,

@@ -155,12 +155,14 @@ def test_the_failure_domains_are_read_every_few_seconds_and_kept_while_disk_serv
     assert launcher.failure_domains() == {"node-1": "r2"}
 
 
-def test_a_member_learns_its_node_and_the_node_s_rack_from_its_environment():
+def test_a_member_learns_its_node_the_node_s_rack_and_which_launch_it_is_from_its_environment():
     from spindle_scheduler.mesos.launcher import member_env
     from spindle_scheduler.mesos.placing import Platform
 
     platform = Platform(frozenset({"node-1", "node-2"}), {"node-1": "r1"})
     container = {"image": "x", "env": {"A": "1", "SPINDLE_RACK": "forged"}}
-    assert member_env(container, "node-1", platform) == {"A": "1", "SPINDLE_NODE": "node-1", "SPINDLE_RACK": "r1"}
-    # A node without a rack (or the inventory not read yet) is its own failure domain.
-    assert member_env({"image": "x"}, "node-2", platform) == {"SPINDLE_NODE": "node-2", "SPINDLE_RACK": "node-2"}
+    assert member_env(container, "node-1", platform, 1) == {"A": "1", "SPINDLE_NODE": "node-1", "SPINDLE_RACK": "r1",
+                                                           "SPINDLE_LAUNCH": "1"}
+    # A node without a rack (or the inventory not read yet) is its own failure domain; a relaunch says so.
+    assert member_env({"image": "x"}, "node-2", platform, 3) == {"SPINDLE_NODE": "node-2", "SPINDLE_RACK": "node-2",
+                                                                 "SPINDLE_LAUNCH": "3"}

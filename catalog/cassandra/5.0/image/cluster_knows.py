@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cluster-knows IP NODES: exit 0 if another node of the cluster (NODES, comma-separated IPs) answers
 CQL and lists IP in its system.peers: a node at IP was part of the cluster (a replacement is starting
-in its place); exit 1 if none does (a new cluster, or no other node up).
+in its place); exit 1 if nodes answer and none lists it; exit 3 if no other node answers (a new
+cluster's first start, or every other node down or too slow to say: the caller decides).
 cluster-knows --up NODES: exit 0 if one of NODES answers CQL (is up), else 1.
 Speaks the CQL native protocol v4 with the standard library only (the image has no cqlsh)."""
 import ipaddress
@@ -83,14 +84,19 @@ def peers_of(node: str) -> set[str]:
     return found
 
 
+NOBODY_ANSWERED = 3
+
+
 def main(ip: str, nodes: str) -> int:
+    answered = False
     for node in (n for n in nodes.split(",") if n and n != ip):
         try:
             if ip in peers_of(node):
                 return 0
+            answered = True
         except (OSError, ValueError, struct.error) as exc:
             print(f"cluster-knows: {node}: {exc}", file=sys.stderr)
-    return 1
+    return 1 if answered else NOBODY_ANSWERED
 
 
 if __name__ == "__main__":
