@@ -10,7 +10,6 @@ broker is replaced there with its IP and catches up.
 Marked slow (the product images are pulled onto each of the three nodes, then the clusters and jobs
 run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes with
 static-web."""
-import threading
 import time
 import uuid
 from collections import Counter
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from spindle_common.clients import SchedulerClient
@@ -32,6 +31,7 @@ from tests.support.jobs import (
     result_of,
     wait_job,
 )
+from tests.support.kafka_records import Writer, read_everything
 from tests.support.live_users import live_user
 from tests.support.nodes import NODES, all_disks_free, job_task_node, sh, wait_for
 from tests.support.through_restarts import replaced
@@ -114,60 +114,6 @@ def racks(database_url: str, token: str) -> Iterator[None]:
                 admin.set_rack(node, None)
 
 
-class Writer(threading.Thread):
-    """Sends numbered records with acks=all until stopped; remembers those the brokers acknowledged."""
-
-    def __init__(self, bootstrap: list[str], topic: str):
-        super().__init__(daemon=True)
-        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=10, linger_ms=5,
-                                      request_timeout_ms=15_000, max_block_ms=60_000)
-        self.topic, self.failed, self.sent = topic, 0, 0
-        self.acked: set[str] = set()
-        self.lock, self.stopping = threading.Lock(), threading.Event()
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            value = f"record-{self.sent}"
-            future = self.producer.send(self.topic, key=value.encode(), value=value.encode())
-            future.add_callback(lambda _, v=value: self._ack(v))
-            future.add_errback(lambda _: self._fail())
-            self.sent += 1
-            time.sleep(0.005)
-        self.producer.flush(timeout=120)
-        self.producer.close()
-
-    def _ack(self, value: str) -> None:
-        with self.lock:
-            self.acked.add(value)
-
-    def _fail(self) -> None:
-        with self.lock:
-            self.failed += 1
-
-    def acked_count(self) -> int:
-        with self.lock:
-            return len(self.acked)
-
-
-def read_everything(bootstrap: list[str], topic: str, timeout: float = 240) -> set[str]:
-    """Every record of every partition of the topic, up to the end offsets it has now."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000)
-    try:
-        partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        ends = consumer.end_offsets(partitions)
-        values: set[str] = set()
-        deadline = time.monotonic() + timeout
-        while any(consumer.position(p) < ends[p] for p in partitions):
-            assert time.monotonic() < deadline, {p.partition: (consumer.position(p), ends[p]) for p in partitions}
-            for batch in consumer.poll(timeout_ms=1000).values():
-                values.update(record.value.decode() for record in batch)
-        return values
-    finally:
-        consumer.close()
-
-
 def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies(nodes, database_url):
     """Last in the module: it kills a node (started again at the end)."""
     wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
@@ -206,17 +152,18 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
             writer.start()
             wait_for("acknowledged writes", lambda: writer.acked_count() >= 500, 120)
             dead = "n3"
+            killed_at = time.monotonic()
             sh("deploy/node", "kill", dead)
             at_kill = writer.acked_count()
             wait_for("writes acknowledged after the node's loss", lambda: writer.acked_count() >= at_kill + 1000, 240)
             writer.stopping.set()
             writer.join(timeout=180)
             assert not writer.is_alive()
-            print(f"writer: {writer.sent} sent, {len(writer.acked)} acknowledged ({at_kill} by the time {dead} "
-                  f"was dead), {writer.failed} failed")
+            print(f"writer: {len(writer.sent_at)} sent, {len(writer.acked)} acknowledged ({at_kill} by the time "
+                  f"{dead} was dead), {writer.failed} failed; longest pause {writer.longest_pause(killed_at):.1f} s")
 
             alive = [f"{b['ip']}:9092" for b in brokers.values() if b["node"] != dead]
-            found = read_everything(alive, topic)
+            found = read_everything(alive, topic, PARTITIONS)
             lost = writer.acked - found
             assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
 

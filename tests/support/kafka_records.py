@@ -1,0 +1,80 @@
+"""A Kafka writer that records every write the brokers acknowledged (and when), and a reader of a
+whole topic: the node-loss tests' and benchmark's way of counting what was lost (Jepsen's way)."""
+import threading
+import time
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+
+class Writer(threading.Thread):
+    """Sends numbered records with acks=all until stopped; remembers when each was sent and when the
+    brokers acknowledged it."""
+
+    def __init__(self, bootstrap: list[str], topic: str):
+        super().__init__(daemon=True)
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=10, linger_ms=5,
+                                      request_timeout_ms=15_000, max_block_ms=60_000)
+        self.topic, self.failed = topic, 0
+        self.sent_at: dict[str, float] = {}
+        self.acked_at: dict[str, float] = {}
+        self.lock, self.stopping = threading.Lock(), threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            value = f"record-{len(self.sent_at)}"
+            with self.lock:
+                self.sent_at[value] = time.monotonic()
+            future = self.producer.send(self.topic, key=value.encode(), value=value.encode())
+            future.add_callback(lambda _, v=value: self._ack(v))
+            future.add_errback(lambda _: self._fail())
+            time.sleep(0.005)
+        self.producer.flush(timeout=120)
+        self.producer.close()
+
+    def _ack(self, value: str) -> None:
+        with self.lock:
+            self.acked_at[value] = time.monotonic()
+
+    def _fail(self) -> None:
+        with self.lock:
+            self.failed += 1
+
+    @property
+    def acked(self) -> set[str]:
+        with self.lock:
+            return set(self.acked_at)
+
+    def acked_count(self) -> int:
+        with self.lock:
+            return len(self.acked_at)
+
+    def serving_again_after(self, since: float) -> float | None:
+        """Seconds from ``since`` to the first acknowledgement of a record sent after it (None: none yet)."""
+        with self.lock:
+            times = [at for value, at in self.acked_at.items() if self.sent_at[value] >= since]
+        return min(times) - since if times else None
+
+    def longest_pause(self, since: float) -> float:
+        """The longest time without any acknowledgement from ``since`` to the last one."""
+        with self.lock:
+            times = sorted([since] + [at for at in self.acked_at.values() if at >= since])
+        return max(b - a for a, b in zip(times, times[1:], strict=False)) if len(times) > 1 else 0.0
+
+
+def read_everything(bootstrap: list[str], topic: str, partitions: int, timeout: float = 240) -> set[str]:
+    """Every record of every partition of the topic, up to the end offsets it has now."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000)
+    try:
+        assigned = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(assigned)
+        consumer.seek_to_beginning(*assigned)
+        ends = consumer.end_offsets(assigned)
+        values: set[str] = set()
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(p) < ends[p] for p in assigned):
+            assert time.monotonic() < deadline, {p.partition: (consumer.position(p), ends[p]) for p in assigned}
+            for batch in consumer.poll(timeout_ms=1000).values():
+                values.update(record.value.decode() for record in batch)
+        return values
+    finally:
+        consumer.close()
