@@ -289,14 +289,3 @@ def remove(client: docker.DockerClient, task_id: str) -> int:
             pass
     _release_folders(task_id)
     return len(containers)
-
-
-def remove_orphans(client: docker.DockerClient, live_task_ids: set[str]) -> list[str]:
-    """Remove Spindle containers whose task is not live (e.g. their executor was killed)."""
-    removed = []
-    for container in client.containers.list(all=True, filters={"label": f"{OWNED_LABEL}=true"}):
-        task_id = container.labels.get(TASK_LABEL)
-        if task_id and task_id not in live_task_ids:
-            container.remove(force=True)
-            removed.append(task_id)
-    return removed

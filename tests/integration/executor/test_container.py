@@ -8,7 +8,7 @@ import docker
 import httpx
 import pytest
 
-from spindle_executor.container import LaunchFailed, create_and_start, remove, remove_orphans, wait_healthy
+from spindle_executor.container import LaunchFailed, create_and_start, remove, wait_healthy
 from spindle_executor.task_spec import parse_task_spec
 
 SUBNET, GATEWAY = "172.31.210.0/24", "172.31.210.1"
@@ -129,23 +129,3 @@ def test_failing_health_check_reports_exit_code_and_logs(client, platform_env):
             wait_healthy(container, spec.health, None)
     finally:
         remove(client, spec.task_id)
-
-
-def test_orphans_of_dead_tasks_are_removed(client, platform_env):
-    image = platform_env["SPINDLE_BASE_IMAGE"]
-    live, orphan = (spec_for(image, None, None, [], command=["sleep", "60"]) for _ in range(2))
-    try:
-        for spec in (live, orphan):
-            create_and_start(client, spec)
-        removed = remove_orphans(client, {live.task_id} | _other_live_tasks(client, {live.task_id, orphan.task_id}))
-        assert removed == [orphan.task_id]
-        assert client.containers.get(live.container_name).status == "running"
-    finally:
-        remove(client, live.task_id)
-        remove(client, orphan.task_id)
-
-
-def _other_live_tasks(client, ours: set[str]) -> set[str]:
-    """Tasks of containers other tests own right now: this test must not remove them."""
-    return {c.labels["io.spindle.task-id"]
-            for c in client.containers.list(all=True, filters={"label": "io.spindle.task-id"})} - ours
