@@ -48,6 +48,6 @@ def platform_nodes(request: Request, _: ServiceCaller) -> list[PlatformNode]:
     """The platform's nodes now (the agents the master counts as active; the master away: those last
     seen), each with its failure domain: what keeping replicas apart counts."""
     fw = framework(request)
-    domains = fw.launcher.failure_domains()
+    platform = Platform(domains=fw.launcher.failure_domains())
     active = fw.active_agents() or fw.platform_nodes()
-    return [PlatformNode(name=n, failure_domain=domains.get(n, n)) for n in sorted(active)]
+    return [PlatformNode(name=n, failure_domain=platform.domain(n)) for n in sorted(active)]
