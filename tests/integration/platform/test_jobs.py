@@ -43,7 +43,7 @@ def users(database_url):
 def wait_job(user, cluster, job, states=FINISHED, timeout=120) -> dict:
     deadline = time.monotonic() + timeout
     while (job := user.job(cluster, job["id"]))["state"] not in states:
-        assert time.monotonic() < deadline, job
+        assert time.monotonic() < deadline, (job["state"], job["message"])
         time.sleep(0.5)
     return job
 
@@ -56,7 +56,7 @@ def test_jobs_run_keep_their_logs_and_output_and_die_with_their_cluster(users, p
         ip = cluster["members"][0]["ip"]
 
         done = wait_job(alice, cluster, alice.submit(cluster, JOBS / "fetch_peers.py", args=[ip]))
-        assert (done["state"], done["exit_code"]) == ("SUCCEEDED", 0), done
+        assert (done["state"], done["exit_code"]) == ("SUCCEEDED", 0), (done["message"], done["stderr"][-2000:])
         assert f"of {cluster['id']}</h1>" in done["stdout"] and done["ip"] != ip
         with tarfile.open(fileobj=io.BytesIO(alice.job_output(cluster, done["id"]))) as tar:
             assert f"of {cluster['id']}</h1>" in tar.extractfile("output/pages.html").read().decode()
@@ -151,7 +151,7 @@ def test_a_jobs_driver_is_a_mesos_task_run_by_the_executor(users, platform_env, 
                                                                                 for m in cluster["members"]]
 
         done = wait_job(alice, cluster, job)
-        assert (done["state"], done["exit_code"]) == ("SUCCEEDED", 0), done
+        assert (done["state"], done["exit_code"]) == ("SUCCEEDED", 0), (done["message"], done["stderr"][-2000:])
         assert "driver up in /job" in done["stdout"]
         with tarfile.open(fileobj=io.BytesIO(alice.job_output(cluster, done["id"]))) as tar:
             assert tar.extractfile("output/done.txt").read() == b"done"
