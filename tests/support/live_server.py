@@ -46,3 +46,8 @@ def serve(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+        # The orchestrator's event stream listens for NOTIFY once a stream was followed: stopped with
+        # the app (a test's database is dropped next; its listener would retry for the rest of the run).
+        hub = getattr(app.state, "event_hub", None)
+        if hub is not None:
+            hub.stop()
