@@ -1,7 +1,8 @@
 """Right after a first `deploy/up` (product images still building in the background): a static-web
 launch (the base image) and a Kafka launch (its image not built yet), timed; the catalog's image
 states sampled until every image is ready; Kafka's image timeline printed. docs/TESTING.md, "A
-first start". Run: `.venv/bin/python bench/first_start.py` (the platform up)."""
+first start". Run: `.venv/bin/python bench/first_start.py` (the platform up); `--static-web-only`:
+the static-web launch alone (bench/fresh_machine.sh)."""
 import os
 import sys
 import time
@@ -32,6 +33,13 @@ def main() -> None:
     env = dict(line.split("=", 1) for line in (STATE / "spindle.env").read_text().splitlines() if "=" in line)
     with live_user(env["SPINDLE_DATABASE_URL"], "firststart") as user:
         stamp("catalog: " + catalog(user))
+        if "--static-web-only" in sys.argv[1:]:
+            web = user.launch("static-web", "1.0", WEB)
+            web = wait_settled(user, web, ("RUNNING", "FAILED"), timeout=600)
+            stamp(f"static-web {web['state']}")
+            user.delete(web)
+            wait_settled(user, web, ("DESTROYED",), timeout=300)
+            return
         web, kafka = user.launch("static-web", "1.0", WEB), user.launch("kafka", "4.0", KAFKA)
         stamp("launched static-web and kafka")
         web = wait_settled(user, web, ("RUNNING", "FAILED"), timeout=600)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A fresh Debian 12 machine's first start, timed: a privileged container of Spindle's own Debian 12
+# base image (debootstrap minbase, nothing of Spindle installed: no Docker, PostgreSQL, Python
+# packages, Node, Go, compilers) gets this commit's files and runs `deploy/up`, which installs
+# everything (apt, pip, npm, go, maven) and starts the platform with its own dockerd; then a user
+# launches static-web (the base image, no disk) until RUNNING. Prints the seconds of each and the
+# machine. docs/TESTING.md, "A first start".
+#
+# One command, as root, with the platform on this machine stopped (./deploy/down) and nothing else
+# running: `bench/fresh_machine.sh`. It needs spindle/base:bookworm in this machine's Docker (made
+# by deploy/up). Its dockerd's data and its state sit in /var/tmp/spindle-fresh-machine (a real
+# filesystem: overlay2 needs one), removed at the end with the container. No dev disks
+# (SPINDLE_DEV_DISKS=none: loop devices belong to the host's kernel and its labels to this machine's
+# platform); the static-web launch asks for none. deploy/up's whole log is kept in
+# /var/tmp/spindle-fresh-machine.up.log.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+NAME=spindle-fresh-machine
+WORK=/var/tmp/$NAME
+IMAGE=spindle/base:bookworm
+
+[[ $EUID -eq 0 ]] || { echo "run as root" >&2; exit 1; }
+docker image inspect "$IMAGE" >/dev/null || { echo "no $IMAGE: run ./deploy/up once first" >&2; exit 1; }
+
+cleanup() {
+  docker rm -f "$NAME" >/dev/null 2>&1 || true  # its dockerd, containers, mounts and networks go with it
+  [[ ! -f "$WORK/state/up.log" ]] || cp "$WORK/state/up.log" "$WORK.up.log"
+  rm -rf "$WORK" 2>/dev/null || true
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$WORK/docker" "$WORK/state"
+
+# Its first process: cgroup v2 wants no process in a cgroup whose controllers it hands down, so
+# everything moves to a child cgroup first (as Docker-in-Docker does), then deploy/up and the launch.
+# shellcheck disable=SC2016 # expanded in the container
+run='set -e
+mkdir -p /sys/fs/cgroup/init
+xargs -rn1 < /sys/fs/cgroup/cgroup.procs > /sys/fs/cgroup/init/cgroup.procs || true
+sed -e "s/ / +/g" -e "s/^/+/" < /sys/fs/cgroup/cgroup.controllers > /sys/fs/cgroup/cgroup.subtree_control
+cd /root/spindle
+start=$(date +%s)
+SPINDLE_DEV_DISKS=none ./deploy/up > /var/lib/spindle/up.log 2>&1 || { tail -n 40 /var/lib/spindle/up.log; exit 1; }
+echo "deploy/up answered after $(($(date +%s) - start)) s"
+.venv/bin/python bench/first_start.py --static-web-only
+echo "static-web RUNNING and deleted $(($(date +%s) - start)) s after the start"'
+docker create --name "$NAME" --hostname fresh --privileged --label io.spindle.owned=true \
+  -v "$WORK/docker:/var/lib/docker" -v "$WORK/state:/var/lib/spindle" "$IMAGE" bash -c "$run" >/dev/null
+git -C "$ROOT" archive --prefix=spindle/ HEAD | docker cp - "$NAME:/root"
+echo "machine: $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
+  "$(sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '"'); commit $(git -C "$ROOT" rev-parse --short HEAD); $(date -u +%FT%TZ)"
+docker start -a "$NAME"
