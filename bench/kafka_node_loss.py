@@ -30,8 +30,8 @@ from kafka import KafkaAdminClient  # noqa: E402
 from kafka.admin import NewTopic  # noqa: E402
 
 from tests.conftest import read_env_file  # noqa: E402
-from tests.support.kafka_records import Writer, read_everything  # noqa: E402
-from tests.support.live_users import live_user  # noqa: E402
+from tests.support.kafka_records import Writer, login, read_everything  # noqa: E402
+from tests.support.live_users import cluster_secret, live_user  # noqa: E402
 from tests.support.nodes import NODES, node_disks, sh, simulated_nodes, wait_for  # noqa: E402
 from tests.support.through_restarts import replaced  # noqa: E402
 
@@ -44,17 +44,18 @@ LAUNCH = {"roles": {"broker": {"count": 3, "cpus": 0.5, "mem_mb": 768, "disks": 
           "settings": {"default_replication_factor": 3, "min_insync_replicas": 2, "num_partitions": PARTITIONS}}
 
 
-def in_sync(bootstrap: list[str], topic: str) -> bool:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
+def in_sync(bootstrap: list[str], topic: str, secret: str) -> bool:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
     try:
         return all(len(p["isr_nodes"]) == 3 for p in admin.describe_topics([topic])[0]["partitions"])
     finally:
         admin.close()
 
 
-def round_of(client, cluster: dict, bootstrap: list[str], topic: str, dead: str) -> tuple[dict, float, float, int]:
+def round_of(client, cluster: dict, bootstrap: list[str], topic: str, dead: str,
+             secret: str) -> tuple[dict, float, float, int]:
     """(cluster, serving again s, longest pause s, acknowledged records lost) for one node's loss."""
-    writer = Writer(bootstrap, topic)
+    writer = Writer(bootstrap, topic, secret)
     writer.start()
     try:
         wait_for("acknowledged writes", lambda: writer.acked_count() >= 300, 120)
@@ -70,11 +71,11 @@ def round_of(client, cluster: dict, bootstrap: list[str], topic: str, dead: str)
     pause = writer.longest_pause(killed_at)
     [victim] = [m for m in cluster["members"] if m["node"] == dead]
     alive = [f"{m['ip']}:9092" for m in cluster["members"] if m["node"] != dead]
-    lost = len(writer.acked - read_everything(alive, topic, PARTITIONS))
+    lost = len(writer.acked - read_everything(alive, topic, PARTITIONS, secret))
     sh("deploy/node", "start", dead)
     cluster, member = replaced(client, cluster, victim["member_id"], timeout=600)
     assert (member["ip"], member["node"]) == (victim["ip"], dead), member
-    wait_for("every partition in sync on three brokers", lambda: in_sync(bootstrap, topic), 300, every=2)
+    wait_for("every partition in sync on three brokers", lambda: in_sync(bootstrap, topic, secret), 300, every=2)
     return cluster, serving, pause, lost
 
 
@@ -94,14 +95,16 @@ def main() -> None:
         assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
         try:
             bootstrap = [f"{m['ip']}:9092" for m in cluster["members"]]
+            secret = cluster_secret(env["SPINDLE_DATABASE_URL"], cluster["id"])
             topic = f"bench-{uuid.uuid4().hex[:6]}"
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
             admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
                                           topic_configs={"min.insync.replicas": "2"})])
             admin.close()
-            wait_for("the topic in sync", lambda: in_sync(bootstrap, topic), 120, every=1)
+            wait_for("the topic in sync", lambda: in_sync(bootstrap, topic, secret), 120, every=1)
             for i in range(args.rounds):
-                cluster, first, pause, missing = round_of(client, cluster, bootstrap, topic, NODES[i % len(NODES)])
+                cluster, first, pause, missing = round_of(client, cluster, bootstrap, topic, NODES[i % len(NODES)],
+                                                          secret)
                 print(f"round {i + 1}: {NODES[i % len(NODES)]} killed: serving again after {first:.2f} s, "
                       f"longest pause {pause:.2f} s, {missing} acknowledged records lost", flush=True)
                 serving.append(first)

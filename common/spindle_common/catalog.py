@@ -39,6 +39,7 @@ from spindle_common.errors import ApiError
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 ROLE_PATTERN = "^[a-z][a-z0-9-]{0,63}$"  # a role's name in a manifest
+SELF_DRAIN = "self"  # a drain's ``by`` when each leaving member drains itself (its ``start``, then ``done``)
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 # A role's (or the jobs') container hardening (``contracts.SecuritySpec``): what it may keep.
 _SECURITY = {
@@ -127,8 +128,11 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                                        "first member of role `by` gets its files rendered with `leaving` (the "
                                        "members going) and runs its `reload`; the member goes once `done` (an "
                                        "argv run in that member, templated with `leaving`) exits 0, or after "
-                                       "`timeout_s`",
+                                       "`timeout_s`. `by: self`: each leaving member runs `start` itself (a "
+                                       "non-zero exit refuses its removal) and then `done` (exit 3: the drain "
+                                       "failed, the member stays)",
                         "properties": {"by": {"type": "string", "pattern": ROLE_PATTERN}, "done": _STRINGS,
+                                       "start": _STRINGS,
                                        "timeout_s": {"type": "integer", "minimum": 10, "maximum": 86400}},
                     },
                     "security": _SECURITY,
@@ -273,8 +277,14 @@ def load_manifest(path: Path) -> dict[str, Any]:
         count = spec["count"]
         if not count["min"] <= count["default"] <= count["max"]:
             raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default <= max")
-        if "drain" in spec and spec["drain"]["by"] not in manifest["roles"]:
-            raise CatalogError(f"{path}: field roles.{role}.drain.by: no role {spec['drain']['by']!r}")
+        drain = spec.get("drain")
+        if drain and drain["by"] == SELF_DRAIN and "start" not in drain:
+            raise CatalogError(f"{path}: field roles.{role}.drain.start: a drain by the member itself needs it")
+        if drain and drain["by"] != SELF_DRAIN and drain["by"] not in manifest["roles"]:
+            raise CatalogError(f"{path}: field roles.{role}.drain.by: no role {drain['by']!r}")
+        if drain and drain["by"] != SELF_DRAIN and "start" in drain:
+            raise CatalogError(f"{path}: field roles.{role}.drain.start: only a drain by the member itself "
+                               "(by: self) has one")
     try:
         _resolve_placement(manifest)
     except CatalogError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from spindle_common.catalog import role_counts, with_counts
+from spindle_common.catalog import SELF_DRAIN, role_counts, with_counts
 from spindle_common.clients import DiskClient, NetworkClient, SchedulerClient
 from spindle_common.consul import ConsulClient
 from spindle_common.contracts import (
@@ -87,6 +87,10 @@ from spindle_orchestrator.sweeper import IpSweeper
 log = logging.getLogger("spindle.lifecycle")
 # How long a member may drain when its product's drain names no timeout_s.
 DRAIN_TIMEOUT_S = 1800.0
+# How long a member's own drain ``start`` may take (it starts the drain; ``done`` follows it).
+DRAIN_START_TIMEOUT_S = 120
+# ``done`` exits with this when the drain failed for good: the member stays, the resize of it is undone.
+DRAIN_FAILED_EXIT = 3
 ManifestFn = Callable[[str, str], dict[str, Any]]
 S = ClusterState
 
@@ -426,10 +430,85 @@ class Lifecycle:
                                    self._bound(session, cluster, manifest), going, cluster.retired or ())
         return manifest, drain, by, leaving, going, everyone, ips, templates
 
+    def _self_drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]):
+        """A drain each leaving member runs itself (``by: self``, Cassandra's ``nodetool
+        decommission``): the manifest, the drain, and each leaving member with its templates' context
+        (None when the drain is another role's, or the catalog lacks the product)."""
+        manifest = self._manifest_or_none(cluster)
+        leaving = [m for m in cluster.members if m.member_id in member_ids]
+        if manifest is None or not leaving:
+            return None
+        drain = manifest["roles"][leaving[0].role].get("drain")
+        if not drain or drain["by"] != SELF_DRAIN:
+            return None
+        everyone = [planned_of(m) for m in cluster.members]
+        ips = {m.member_id: m.ip for m in cluster.members if m.ip}
+        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
+        bound = self._bound(session, cluster, manifest)
+        going = [planned_of(m) for m in leaving]
+        return manifest, drain, [(row, member_context(context, manifest, cluster.options, planned_of(row), ips,
+                                                       everyone, bound, going, cluster.retired or ()))
+                                 for row in leaving]
+
+    def _drain_refused(self, session: Session, cluster: Cluster, row: Member, said: str) -> None:
+        """A member's own drain refused or failed: it stays (its role's count goes back up to it; the
+        members above it whose drains go on still leave), and the timeline says why."""
+        row.drain_state, row.drain_since = None, None
+        going = {m.member_id for m in cluster.members if m.role == row.role and m.drain_state}
+        counts = recorded_counts(cluster, exclude=going)
+        cluster.options = with_counts(cluster.options, {row.role: counts[row.role]})
+        record_event(session, cluster.id, "resize", "REFUSED", f"DRAIN_FAILED: {row.member_id} could not be "
+                     f"drained, so it stays: {said[-500:]}", row.member_id)
+
+    def _drain_selves(self, session: Session, cluster: Cluster, found) -> None:
+        """Each leaving member starts its own drain; one whose start exits non-zero (the product
+        refuses: too few replicas would be left) stays, and the resize of it is undone."""
+        _, drain, leaving = found
+        now = utcnow().replace(tzinfo=None)
+        for row, templates in leaving:
+            if not row.node:  # not running anywhere: nothing of it to drain
+                row.drain_state, row.drain_since = "drained", now
+                record_event(session, cluster.id, "member", "DRAIN_SKIPPED", "not running: nothing to drain",
+                             row.member_id)
+                continue
+            try:
+                argv = render_value(drain["start"], templates, f"role {row.role} drain.start")
+            except RenderError as exc:
+                self._drain_refused(session, cluster, row, str(exc))
+                continue
+            code, output = self.reconfigurer.run(row, argv, DRAIN_START_TIMEOUT_S)
+            said = _last_line(output, "started")
+            if code is not None and code != 0:
+                self._drain_refused(session, cluster, row, said)
+                continue
+            # Started (or its node did not answer: then its ``done`` finds no drain under way, and it stays).
+            row.drain_state, row.drain_since = "draining", now
+            record_event(session, cluster.id, "member", "DRAINING", f"{row.member_id}: {said[-300:]}", row.member_id)
+
+    def _check_selves(self, session: Session, cluster: Cluster, found) -> None:
+        """Each draining member's own ``done`` check: 0 drained, DRAIN_FAILED_EXIT failed (it stays)."""
+        _, drain, leaving = found
+        for row, templates in leaving:
+            ran = self._run_done(session, cluster, row, drain, templates, row.role)
+            if ran is None:
+                return
+            code, output = ran
+            if code == 0:
+                row.drain_state = "drained"
+                record_event(session, cluster.id, "member", "DRAINED", f"{row.member_id}: {_last_line(output, 'done')}",
+                             row.member_id)
+            elif code == DRAIN_FAILED_EXIT:
+                self._drain_refused(session, cluster, row, _last_line(output, "its drain failed"))
+
     def _drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
         """Tell the product the members are leaving: the drainer's files rendered with them as
-        ``leaving`` go into it and its reload runs (HDFS: the NameNode's exclude file, refreshNodes);
-        they are draining from now on (a drainer missing: they go undrained, the timeline says why)."""
+        ``leaving`` go into it and its reload runs (HDFS: the NameNode's exclude file, refreshNodes),
+        or each runs its own drain (``by: self``); they are draining from now on (a drainer missing:
+        they go undrained, the timeline says why)."""
+        selves = self._self_drain(session, cluster, member_ids)
+        if selves is not None:
+            self._drain_selves(session, cluster, selves)
+            return
         found = self._drainer(session, cluster, member_ids)
         now = utcnow().replace(tzinfo=None)
         if found is None:
@@ -450,22 +529,34 @@ class Lifecycle:
 
     def _check_drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
         """Run the drain's ``done`` check in the drainer; exit 0: the members are drained."""
+        selves = self._self_drain(session, cluster, member_ids)
+        if selves is not None:
+            self._check_selves(session, cluster, selves)
+            return
         found = self._drainer(session, cluster, member_ids)
         if found is None:
             return
         _, drain, by, leaving, _, _, _, templates = found
-        try:
-            argv = render_value(drain["done"], templates, f"role {leaving[0].role} drain.done")
-        except RenderError as exc:
-            record_event(session, cluster.id, "cluster", "DRAIN_CHECK_FAILED", str(exc))
+        ran = self._run_done(session, cluster, by, drain, templates, leaving[0].role)
+        if ran is None:
             return
-        code, output = self.reconfigurer.run(by, argv)
+        code, output = ran
         if code == 0:
-            # The check's last line says what it saw (the lines before are often a JVM's start-up noise).
-            said = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "done")
+            said = _last_line(output, "done")
             for row in leaving:
                 row.drain_state = "drained"
                 record_event(session, cluster.id, "member", "DRAINED", f"{by.member_id}: {said[-300:]}", row.member_id)
+
+    def _run_done(self, session: Session, cluster: Cluster, member: Member, drain: dict, templates: dict,
+                  role: str) -> tuple[int | None, str] | None:
+        """The drain's ``done`` check rendered and run in ``member``: (exit code, output); None when it
+        does not render (the timeline says why)."""
+        try:
+            argv = render_value(drain["done"], templates, f"role {role} drain.done")
+        except RenderError as exc:
+            record_event(session, cluster.id, "cluster", "DRAIN_CHECK_FAILED", str(exc))
+            return None
+        return self.reconfigurer.run(member, argv)
 
     def _forget_members(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]) -> None:
         """Removed members whose tasks ended: their IPs and DNS names released, their records dropped;
@@ -579,3 +670,8 @@ class Lifecycle:
         if earliest is None:
             return None
         return max(0.0, (as_utc(earliest) - utcnow()) / timedelta(seconds=1))
+
+
+def _last_line(output: str, default: str) -> str:
+    """What a check said: its last line (the lines before are often a JVM's start-up noise)."""
+    return next((line.strip() for line in reversed(output.splitlines()) if line.strip()), default)

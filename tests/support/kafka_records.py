@@ -1,19 +1,27 @@
 """A Kafka writer that records every write the brokers acknowledged (and when), and a reader of a
-whole topic: the node-loss tests' and benchmark's way of counting what was lost (Jepsen's way)."""
+whole topic: the node-loss tests' and benchmark's way of counting what was lost (Jepsen's way);
+the login every client of a Spindle Kafka cluster needs."""
 import threading
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 
+def login(secret: str) -> dict[str, str]:
+    """kafka-python's settings to log in to a Spindle Kafka cluster: user ``spindle``, the cluster's
+    secret as password, SASL/SCRAM-SHA-512."""
+    return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_plain_username": "spindle", "sasl_plain_password": secret}
+
+
 class Writer(threading.Thread):
     """Sends numbered records with acks=all until stopped; remembers when each was sent and when the
     brokers acknowledged it."""
 
-    def __init__(self, bootstrap: list[str], topic: str):
+    def __init__(self, bootstrap: list[str], topic: str, secret: str):
         super().__init__(daemon=True)
         self.producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=10, linger_ms=5,
-                                      request_timeout_ms=15_000, max_block_ms=60_000)
+                                      request_timeout_ms=15_000, max_block_ms=60_000, **login(secret))
         self.topic, self.failed = topic, 0
         self.sent_at: dict[str, float] = {}
         self.acked_at: dict[str, float] = {}
@@ -61,9 +69,10 @@ class Writer(threading.Thread):
         return max(b - a for a, b in zip(times, times[1:], strict=False)) if len(times) > 1 else 0.0
 
 
-def read_everything(bootstrap: list[str], topic: str, partitions: int, timeout: float = 240) -> set[str]:
+def read_everything(bootstrap: list[str], topic: str, partitions: int, secret: str, timeout: float = 240) -> set[str]:
     """Every record of every partition of the topic, up to the end offsets it has now."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000,
+                             **login(secret))
     try:
         assigned = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(assigned)

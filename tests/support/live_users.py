@@ -22,6 +22,14 @@ ORPHANS = text("SELECT c.id FROM orchestrator.clusters c WHERE c.state <> 'DESTR
                "(SELECT 1 FROM api.users u WHERE 'u' || u.id = c.owner_id)")
 
 
+def cluster_secret(database_url: str, cluster_id: str) -> str:
+    """A cluster's data-plane secret, as its members and jobs get it (what a test on this machine
+    logs in to a product with; users never see it in a view)."""
+    with session_factory(database_url)() as session:
+        return session.execute(text("SELECT secret FROM orchestrator.clusters WHERE id = :id"),
+                               {"id": cluster_id}).scalar_one()
+
+
 @contextmanager
 def live_user(database_url: str, prefix: str = "t", is_admin: bool = False) -> Iterator[SpindleClient]:
     """A fresh user (name ``<prefix>-<hex>``) with a token, as a client of the live public API."""

@@ -29,7 +29,8 @@ T = TypeVar("T")
 # The simulated nodes of tests/integration/nodes (made once for the run by its conftest.py), and the
 # images each holds: those of the products run on them.
 NODES = ("n1", "n2", "n3")
-IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0", "spindle/kafka:4.0")
+IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0", "spindle/kafka:4.0",
+          "spindle/cassandra:5.0")
 
 
 def sh(*command: str, env: dict | None = None, timeout: float = 600) -> str:

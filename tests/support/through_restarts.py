@@ -64,3 +64,25 @@ def replaced(user: SpindleClient, cluster: dict, member_id: str, timeout: float)
         assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
         assert time.monotonic() < deadline, member
         time.sleep(1)
+
+
+def resized_without(user: SpindleClient, cluster: dict, member_id: str, timeout: float) -> dict:
+    """The cluster once it is RUNNING without ``member_id`` (a resize drained and removed it); it may
+    only be RESIZING meanwhile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        cluster = retrying(lambda c=cluster: user.cluster(c))
+        if cluster["state"] == "RUNNING" and member_id not in [m["member_id"] for m in cluster["members"]]:
+            return cluster
+        assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
+        assert time.monotonic() < deadline, cluster
+        time.sleep(2)
+
+
+def refusals(user: SpindleClient, cluster: dict, after_seq: int, timeout: float) -> list:
+    """The timeline's REFUSED entries after ``after_seq``, once there is one."""
+    deadline = time.monotonic() + timeout
+    while not (found := [e for e in retrying(lambda: user.events(cluster, after_seq)) if e.state == "REFUSED"]):
+        assert time.monotonic() < deadline, user.events(cluster, after_seq)
+        time.sleep(2)
+    return found

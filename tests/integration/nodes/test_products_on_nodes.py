@@ -5,7 +5,8 @@ the nodes in two racks (issue 26): the brokers (replicas) are placed one per nod
 broker's `broker.rack` is its node's rack, so Kafka puts a topic's replicas in both racks; a producer
 with acks=all records every write the brokers acknowledged while a whole node is killed (its dockerd,
 agents and broker at once), and a reader afterwards finds every one of them; the node back, the lost
-broker is replaced there with its IP and catches up.
+broker is replaced there with its IP and catches up. Cassandra likewise: its nodes one per node, a
+writer at QUORUM through a whole node's loss, every acknowledged row read back, the node replaced.
 
 Marked slow (the product images are pulled onto each of the three nodes, then the clusters and jobs
 run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes with
@@ -17,11 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from cassandra import ConsistencyLevel
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from spindle_common.clients import SchedulerClient
 from tests.integration.platform.cluster_checks import wait_settled
+from tests.support.cassandra_records import Writer as RowWriter
+from tests.support.cassandra_records import connected, not_read_back
 from tests.support.jobs import (
     CPP_WORDCOUNT,
     JOBS,
@@ -31,8 +35,8 @@ from tests.support.jobs import (
     result_of,
     wait_job,
 )
-from tests.support.kafka_records import Writer, read_everything
-from tests.support.live_users import live_user
+from tests.support.kafka_records import Writer, login, read_everything
+from tests.support.live_users import cluster_secret, live_user
 from tests.support.nodes import NODES, all_disks_free, job_task_node, sh, wait_for
 from tests.support.through_restarts import replaced
 
@@ -130,7 +134,8 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
             # Replicas apart by default: one broker per node; each knows its node's rack.
             assert sorted(b["node"] for b in brokers.values()) == sorted(NODES), brokers
             bootstrap = [f"{b['ip']}:9092" for b in brokers.values()]
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+            secret = cluster_secret(database_url, cluster["id"])
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
             try:
                 assert {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]} == \
                     {i: RACKS[b["node"]] for i, b in brokers.items()}
@@ -148,7 +153,7 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
                 admin.close()
 
             # A writer runs; a whole node dies under it (the only node of rack-b); it goes on writing.
-            writer = Writer(bootstrap, topic)
+            writer = Writer(bootstrap, topic, secret)
             writer.start()
             wait_for("acknowledged writes", lambda: writer.acked_count() >= 500, 120)
             dead = "n3"
@@ -163,7 +168,7 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
                   f"{dead} was dead), {writer.failed} failed; longest pause {writer.longest_pause(killed_at):.1f} s")
 
             alive = [f"{b['ip']}:9092" for b in brokers.values() if b["node"] != dead]
-            found = read_everything(alive, topic, PARTITIONS)
+            found = read_everything(alive, topic, PARTITIONS, secret)
             lost = writer.acked - found
             assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
 
@@ -173,7 +178,7 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
             [victim] = [b for b in brokers.values() if b["node"] == dead]
             cluster, member = replaced(user, cluster, victim["member_id"], timeout=600)
             assert (member["ip"], member["node"]) == (victim["ip"], dead), member
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
             try:
                 wait_for("every partition in sync on the three brokers again", lambda: all(
                     len(p["isr_nodes"]) == 3 for p in admin.describe_topics([topic])[0]["partitions"]), 300)
@@ -182,6 +187,63 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
         finally:
             if writer:
                 writer.stopping.set()
+            sh("deploy/node", "start", "n3")  # starts what is not running (after a failure)
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"], NODES), 120)
+
+
+def test_cassandra_nodes_one_per_node_lose_no_acknowledged_row_when_a_node_dies(nodes, database_url):
+    """Cassandra's nodes (replicas) one per node, replication 3; a writer at QUORUM records every row
+    Cassandra acknowledged while a whole node is killed; all of them read back at QUORUM from the two
+    left; the node back, its Cassandra node is replaced there (same IP, fresh disk, in its
+    predecessor's place in the ring) and every row reads at ALL. It kills a node (started again)."""
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
+    keyspace = "spindle_nodes"
+    with live_user(database_url, "nodecass") as user:
+        options = {"roles": {"node": {"count": 3, "cpus": 0.6, "mem_mb": 1024, "disks": {"hdd": 1}}},
+                   "wait_for_resources": True}
+        wait_for("offers with room on every node", lambda: user.plan("cassandra", "5.0", options).placeable, 60)
+        cluster = wait_settled(user, user.launch("cassandra", "5.0", options), ("RUNNING", "FAILED"), timeout=900)
+        writer = None
+        try:
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            members = sorted(cluster["members"], key=lambda m: m["member_id"])
+            assert sorted(m["node"] for m in members) == sorted(NODES), members  # replicas apart
+            secret = cluster_secret(database_url, cluster["id"])
+            with connected(members, secret) as session:
+                wait_for("every node up in the driver's view of the ring", lambda: len(
+                    [h for h in session.cluster.metadata.all_hosts() if h.is_up]) == 3, 300)
+                session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
+                                "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+                session.execute(f"CREATE TABLE {keyspace}.kv (k int PRIMARY KEY, v text)")
+                writer = RowWriter(session, keyspace)
+                writer.start()
+                wait_for("acknowledged rows", lambda: len(writer.acked) >= 200, 120)
+                dead = "n3"
+                sh("deploy/node", "kill", dead)
+                at_kill = len(writer.acked)
+                wait_for("rows acknowledged after the node's loss", lambda: len(writer.acked) >= at_kill + 300, 240)
+                acked = writer.stop()
+                print(f"writer: {len(acked)} rows acknowledged ({at_kill} by the time {dead} was dead), "
+                      f"{writer.failed} not")
+            alive = [m for m in members if m["node"] != dead]
+            with connected(alive, secret) as session:
+                lost = not_read_back(session, keyspace, acked, ConsistencyLevel.QUORUM)
+                assert lost == [], f"{len(lost)} of {len(acked)} acknowledged rows lost, e.g. {lost[:5]}"
+
+            # The node comes back: the lost Cassandra node is replaced there (one per node) with its
+            # IP, replaces its predecessor in the ring and streams its replicas back.
+            sh("deploy/node", "start", dead)
+            [victim] = [m for m in members if m["node"] == dead]
+            cluster, member = replaced(user, cluster, victim["member_id"], timeout=900)
+            assert (member["ip"], member["node"]) == (victim["ip"], dead), member
+            with connected(members, secret) as session:
+                wait_for("every row read at ALL", lambda: not not_read_back(
+                    session, keyspace, acked, ConsistencyLevel.ALL), 600, every=5)
+        finally:
+            if writer:
+                writer.stop()
             sh("deploy/node", "start", "n3")  # starts what is not running (after a failure)
             user.delete(cluster)
             wait_settled(user, cluster, ("DESTROYED",), timeout=300)

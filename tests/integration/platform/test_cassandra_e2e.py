@@ -1,25 +1,27 @@
 """Cassandra through the public REST API on the real stack: a user launches 3 nodes → RUNNING, every
-node UN in the others' view, in its Spindle node's rack; from the host (Python cassandra-driver) a
+node UN in the others' view, in its Spindle node's rack; only the cluster's user (spindle, with the
+cluster's secret) logs in; from the host (Python cassandra-driver) a
 keyspace with replication factor 3 takes N rows written at QUORUM; after `nodetool flush` each node's
 SSTables lie on every one of its hdd disks (and its commit log on its ssd, when the host has ssd disks
 for 3 nodes); one node's container is killed and all N rows are read at QUORUM, each value checked;
 Spindle replaces the node (same IP, fresh disks), it rejoins in its predecessor's place and streams
-its replicas back, so all N rows read at consistency ALL; DELETE → DESTROYED with nothing left."""
+its replicas back, so all N rows read at consistency ALL; DELETE → DESTROYED with nothing left.
+A resize from 3 nodes to 2 (issue 26's drains): refused by Cassandra while a keyspace needs 3
+replicas, then done with `nodetool decommission` first while a writer goes on, losing no row."""
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import docker
 import pytest
 from cassandra import ConsistencyLevel
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.cluster import Cluster, NoHostAvailable, Session
 from cassandra.concurrent import execute_concurrent_with_args
-from cassandra.policies import RoundRobinPolicy
 
 from spindle_common.clients import DiskClient
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
-from tests.support.live_users import live_user
-from tests.support.through_restarts import replaced, retrying, settled
+from tests.support.cassandra_records import Writer, connected, not_read_back
+from tests.support.live_users import cluster_secret, live_user
+from tests.support.through_restarts import refusals, replaced, resized_without, retrying, settled
 
 ROWS = 1000
 NODES = 3
@@ -96,19 +98,6 @@ def data_files(container, directory: str) -> list[str]:
     return run(container, "find", directory, "-path", f"*/{KEYSPACE}/kv-*", "-name", "*-Data.db").split()
 
 
-@contextmanager
-def connected(members: list[dict]) -> Iterator[Session]:
-    """A driver session over ``members`` (QUORUM unless a statement says otherwise)."""
-    profile = ExecutionProfile(consistency_level=ConsistencyLevel.QUORUM, load_balancing_policy=RoundRobinPolicy(),
-                               request_timeout=30)
-    cluster = Cluster([m["ip"] for m in members], protocol_version=5, connect_timeout=10,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
-    try:
-        yield cluster.connect()
-    finally:
-        cluster.shutdown()
-
-
 def read_all(session: Session, consistency: int) -> dict[int, str]:
     select = session.prepare(f"SELECT v FROM {KEYSPACE}.kv WHERE k = ?")
     select.consistency_level, select.is_idempotent = consistency, True
@@ -122,7 +111,8 @@ def read_all(session: Session, consistency: int) -> dict[int, str]:
     return values
 
 
-def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user, platform_env):
+def test_three_nodes_rf3_survive_a_node_loss_and_a_resize_down_decommissions_first(user, platform_env,
+                                                                                   database_url):
     hdd, ssd = disks_per_node(platform_env)
     # 3 × (0.6 + the executor's 0.05) of the 2 cpus a 2-core host offers: at 0.25 each node's JVM took
     # minutes to start and to stream its replicas back.
@@ -151,7 +141,19 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
         racks = racks_of(nodes)
         assert rack_by_ip(nodes[0]) == {m["ip"]: racks[m["member_id"]] for m in nodes}
 
-        with connected(nodes) as session:
+        # Every client logs in as the cluster's user with its secret: not without a login, not with a
+        # wrong password, not as the default superuser (dropped once user spindle was made).
+        secret = cluster_secret(database_url, cluster["id"])
+        for login in (None, ("spindle", "0" * 64), ("cassandra", "cassandra")):
+            refused = Cluster([n["ip"] for n in nodes], protocol_version=5, connect_timeout=10,
+                              auth_provider=PlainTextAuthProvider(*login) if login else None)
+            try:
+                with pytest.raises(NoHostAvailable):
+                    refused.connect()
+            finally:
+                refused.shutdown()
+
+        with connected(nodes, secret) as session:
             session.execute(f"CREATE KEYSPACE {KEYSPACE} WITH replication = "
                             "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
             session.execute(f"CREATE TABLE {KEYSPACE}.kv (k int PRIMARY KEY, v text)")
@@ -174,7 +176,7 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
         victim = nodes[-1]
         old = container_of(victim)
         old.kill()
-        with connected(nodes[:-1]) as session:
+        with connected(nodes[:-1], secret) as session:
             try:
                 assert read_all(session, ConsistencyLevel.QUORUM) == {k: f"value-{k}" for k in range(ROWS)}
             except AssertionError as exc:  # CI run 15: a replica failed a read (was it the replacement?)
@@ -191,13 +193,67 @@ def test_three_nodes_rf3_survive_a_killed_node_and_its_replacement_rejoins(user,
         now = {**{m["member_id"]: m for m in nodes}, member["member_id"]: member}
         racks = racks_of(list(now.values()))
         assert rack_by_ip(member) == {m["ip"]: racks[i] for i, m in now.items()}
-        with connected(nodes) as session:
+        with connected(nodes, secret) as session:
             assert read_all(session, ConsistencyLevel.ALL) == {k: f"value-{k}" for k in range(ROWS)}
         assert "replace_address_first_boot" in replacement.logs().decode(errors="replace")
         run(replacement, "nodetool", "flush", KEYSPACE)
         assert any(data_files(replacement, d) for d in hdd_dirs)
+
+        cluster = resize_to_two(user, cluster, nodes, secret)
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
     assert final["state"] == "DESTROYED"
     assert_nothing_left(platform_env, final)
+
+
+def node_count(user, cluster: dict) -> int:
+    return retrying(lambda: user.cluster(cluster))["options"]["roles"]["node"]["count"]
+
+
+def resize_to_two(user, cluster: dict, nodes: list[dict], secret: str) -> dict:
+    """3 nodes resized to 2 (issue 26's drains): with a keyspace of replication factor 3 Cassandra
+    refuses to decommission (2 nodes cannot hold 3 replicas), so the node stays and the timeline says
+    why; with factor 2 the leaving node runs `nodetool decommission` (DRAINING → DRAINED: its replicas
+    streamed to the others) before Spindle removes it, while a writer goes on at QUORUM: every
+    acknowledged row reads back at ALL from the 2 nodes left. The cluster once resized."""
+    leaving, staying = nodes[-1], nodes[:-1]
+    # Refused: 2 nodes cannot keep 3 replicas. The node stays, the count goes back to 3.
+    seen = user.events(cluster)[-1].seq
+    retrying(lambda: user.resize(cluster, {"node": 2}))
+    refused = refusals(user, cluster, seen, timeout=600)
+    assert refused[0].member_id == leaving["member_id"], refused
+    assert "DRAIN_FAILED" in refused[0].message and "Not enough live nodes" in refused[0].message, refused
+    cluster = settled(user, cluster, ("RUNNING",), timeout=300)
+    assert node_count(user, cluster) == NODES
+    assert sorted(m["member_id"] for m in cluster["members"]) == [m["member_id"] for m in nodes]
+    wait_up_normal(nodes)
+
+    # Factor 2 (system_distributed's too, 3 by default, and system_auth's, which Spindle makes 3): 2
+    # nodes can hold it; the node is decommissioned, then removed, while rows go on being written.
+    seen = user.events(cluster)[-1].seq
+    with connected(nodes, secret) as session:
+        for keyspace in (KEYSPACE, "system_distributed", "system_auth"):
+            session.execute(f"ALTER KEYSPACE {keyspace} WITH replication = "
+                            "{'class': 'NetworkTopologyStrategy', 'datacenter1': 2}")
+        writer = Writer(session, KEYSPACE, first=ROWS)
+        writer.start()
+        try:
+            retrying(lambda: user.resize(cluster, {"node": 2}))
+            cluster = resized_without(user, cluster, leaving["member_id"], timeout=900)
+            time.sleep(2)  # a few writes more with the node gone
+        finally:
+            acked = writer.stop()
+    steps = [e for e in user.events(cluster, seen) if e.member_id == leaving["member_id"]]
+    states = [e.state for e in steps]
+    assert states.index("DRAINING") < states.index("DRAINED") < states.index("REMOVING") < \
+        states.index("REMOVED"), states
+    assert "decommissioned" in next(e.message for e in steps if e.state == "DRAINED")
+    assert node_count(user, cluster) == 2
+    assert acked and len(acked) > 50, (len(acked), writer.failed)
+    wait_up_normal(staying)  # the ring is the 2 nodes left: the leaving one is gone from it
+    with connected(staying, secret) as session:
+        keys = list(range(ROWS)) + acked
+        lost = not_read_back(session, KEYSPACE, keys, ConsistencyLevel.ALL)
+        assert lost == [], f"{len(lost)} of {len(keys)} acknowledged rows not read back at ALL: {lost[:10]}"
+    return cluster

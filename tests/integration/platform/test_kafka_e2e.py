@@ -1,5 +1,6 @@
 """Kafka (KRaft, no ZooKeeper) through the public REST API on the real stack: a user launches 3
-brokers (each also a controller) → RUNNING; from the host a topic with replication 3,
+brokers (each also a controller) → RUNNING; no client gets in without the cluster's secret
+(SASL/SCRAM-SHA-512 as user spindle); from the host a topic with replication 3,
 min.insync.replicas 2 and more partitions than disks gets N records with acks=all; every dedicated
 disk of every broker holds partition folders of it; one broker's container is killed and a new
 consumer group reads all N back exactly while Spindle replaces it; the replacement (same IP and
@@ -15,12 +16,13 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
-from kafka.errors import KafkaConnectionError
+from kafka.errors import KafkaConnectionError, KafkaError
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
 from tests.support.jobs import JOBS, result_of, wait_job
-from tests.support.live_users import live_user
-from tests.support.through_restarts import replaced, retrying, settled
+from tests.support.kafka_records import Writer, login, read_everything
+from tests.support.live_users import cluster_secret, live_user
+from tests.support.through_restarts import refusals, replaced, resized_without, retrying, settled
 
 RECORDS = 2000
 PARTITIONS = 6
@@ -67,10 +69,10 @@ def in_sync(admin: KafkaAdminClient, topic: str, timeout: float = 300) -> list[d
         time.sleep(2)
 
 
-def commit_first_record(bootstrap: list[str], topic: str, group: str, timeout: float = 180) -> bool:
+def commit_first_record(bootstrap: list[str], topic: str, group: str, secret: str, timeout: float = 180) -> bool:
     """A consumer group reads one record and commits it (creating the consumer-offsets topic)."""
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                             enable_auto_commit=False, max_poll_records=1)
+                             enable_auto_commit=False, max_poll_records=1, **login(secret))
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -82,10 +84,12 @@ def commit_first_record(bootstrap: list[str], topic: str, group: str, timeout: f
         consumer.close()
 
 
-def consume_all(bootstrap: list[str], topic: str, group: str, timeout: float = 240) -> tuple[int, dict[str, str]]:
+def consume_all(bootstrap: list[str], topic: str, group: str, secret: str,
+                timeout: float = 240) -> tuple[int, dict[str, str]]:
     """Every record of the topic, read from the start by a new consumer group: (read, key → value)."""
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=1000, bootstrap_timeout_ms=120_000)
+                             enable_auto_commit=False, consumer_timeout_ms=1000, bootstrap_timeout_ms=120_000,
+                             **login(secret))
     records: dict[str, str] = {}
     read = 0
     deadline = time.monotonic() + timeout
@@ -107,7 +111,8 @@ def consume_all(bootstrap: list[str], topic: str, group: str, timeout: float = 2
 
 
 @pytest.mark.timeout(2700)  # may queue for disks behind other tests (wait_for_resources)
-def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, platform_env):
+def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_leaving_broker(
+        user, platform_env, database_url):
     cluster = retrying(lambda: user.launch("kafka", "4.0", LAUNCH))
     try:
         cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=1500)
@@ -116,6 +121,14 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
                          key=lambda m: int(m["member_id"].rsplit("-", 1)[1]))
         assert len(brokers) == 3 and all([d["disk_class"] for d in m["disks"]] == ["hdd"] for m in brokers)
         bootstrap = [f"{m['ip']}:9092" for m in brokers]
+        secret = cluster_secret(database_url, cluster["id"])
+
+        # Nobody gets in without logging in with the cluster's secret: not a plain client, not a
+        # wrong password (SCRAM), not a broker's controller login (PLAIN) on the clients' listener.
+        for settings in ({}, login("0" * 64), {**login(secret), "sasl_mechanism": "PLAIN"}):
+            with pytest.raises(KafkaError):
+                KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000,
+                                 api_version_auto_timeout_ms=10_000, **settings).list_topics()
 
         # Each broker runs as nobody on a read-only root, node.id its index, log.dirs on its disk.
         for index, broker in enumerate(brokers, start=1):
@@ -127,7 +140,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
             assert container.exec_run(["ls", "/data/1/metadata/meta.properties"]).exit_code == 0
 
         topic = f"spindle-e2e-{uuid.uuid4().hex[:6]}"
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
         try:
             # Each broker's broker.rack is the rack Spindle gave it: its node's failure domain.
             racks = racks_of(brokers)
@@ -136,7 +149,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
             admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
                                           topic_configs={"min.insync.replicas": "2"})])
             in_sync(admin, topic, timeout=120)
-            producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+            producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", **login(secret))
             sent = [producer.send(topic, key=key.encode(), value=value.encode()) for key, value in expected().items()]
             producer.flush(timeout=120)
             assert all(future.get(timeout=60).offset >= 0 for future in sent)
@@ -148,13 +161,13 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
                 assert all(folders.values()), (broker["member_id"], folders)
                 assert set().union(*folders.values()) == set(range(PARTITIONS)), folders
             # A first group makes the consumer-offsets topic (replication 3) before a broker is lost.
-            assert commit_first_record(bootstrap, topic, f"{topic}-first")
+            assert commit_first_record(bootstrap, topic, f"{topic}-first", secret)
 
             # A broker dies; a new consumer group reads every record from the two left.
             victim = brokers[1]
             old = container_of(victim)
             old.kill()
-            read, records = consume_all([*bootstrap[:1], *bootstrap[2:], bootstrap[1]], topic, f"{topic}-after")
+            read, records = consume_all([*bootstrap[:1], *bootstrap[2:], bootstrap[1]], topic, f"{topic}-after", secret)
             assert (read, records) == (RECORDS, expected())
 
             # Spindle replaces it (same IP, fresh disk); it catches up on every partition.
@@ -176,8 +189,77 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(user, pla
         assert result_of(job) == result
         with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
             assert json.load(tar.extractfile("output/count.json")) == result
+
+        cluster = resize_up_then_down(user, cluster, brokers, secret)
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
     assert final["state"] == "DESTROYED"
     assert_nothing_left(platform_env, final)
+
+
+def resize_up_then_down(user, cluster: dict, brokers: list[dict], secret: str) -> dict:
+    """Issue 26's drains. Resized to 4: broker 4 joins as a broker only (brokers 1 to 3 are the KRaft
+    quorum); a topic of replication 3 and min.insync.replicas 2 gets replicas on it. Resized to 3
+    while a writer with acks=all goes on: broker 4 moves its partitions to the three that stay
+    (DRAINING → DRAINED) before Spindle removes it; every acknowledged record reads back and every
+    partition is in sync on brokers 1 to 3. Resized to 2: broker 3 refuses (it votes in the quorum),
+    stays, and the timeline says why. The cluster at the end."""
+    bootstrap = [f"{m['ip']}:9092" for m in brokers]
+    retrying(lambda: user.resize(cluster, {"broker": 4}))
+    deadline = time.monotonic() + 600
+    while len((cluster := retrying(lambda c=cluster: user.cluster(c)))["members"]) < 4 or cluster["state"] != "RUNNING":
+        assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
+        assert time.monotonic() < deadline, cluster
+        time.sleep(2)
+    [leaving] = [m for m in cluster["members"] if m["member_id"].endswith("-broker-4")]
+    config = container_of(leaving).exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
+    assert "process.roles=broker" in config, config
+    topic = f"resize-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
+    try:
+        wait = time.monotonic() + 120
+        while 4 not in {b["broker_id"] for b in admin.describe_cluster()["brokers"]}:
+            assert time.monotonic() < wait, admin.describe_cluster()["brokers"]
+            time.sleep(2)
+        admin.create_topics([NewTopic(topic, PARTITIONS, 3, topic_configs={"min.insync.replicas": "2"})])
+        partitions = in_sync(admin, topic, timeout=120)
+        assert any(4 in p["replica_nodes"] for p in partitions), partitions
+        writer = Writer(bootstrap, topic, secret)
+        writer.start()
+        try:
+            deadline = time.monotonic() + 120
+            while writer.acked_count() < 200:
+                assert time.monotonic() < deadline, (writer.acked_count(), writer.failed)
+                time.sleep(0.5)
+            seen = user.events(cluster)[-1].seq
+            retrying(lambda: user.resize(cluster, {"broker": 3}))
+            cluster = resized_without(user, cluster, leaving["member_id"], timeout=900)
+            time.sleep(2)  # a few writes more with the broker gone
+        finally:
+            writer.stopping.set()
+            writer.join(timeout=180)
+        steps = [e for e in user.events(cluster, seen) if e.member_id == leaving["member_id"]]
+        states = [e.state for e in steps]
+        assert states.index("DRAINING") < states.index("DRAINED") < states.index("REMOVING") < \
+            states.index("REMOVED"), states
+        assert "no partition has a replica on broker 4" in next(e.message for e in steps if e.state == "DRAINED")
+        for partition in in_sync(admin, topic):
+            assert set(partition["replica_nodes"]) == {1, 2, 3}, partition
+    finally:
+        admin.close()
+    acked = writer.acked
+    assert len(acked) >= 200, (len(acked), writer.failed)
+    lost = acked - read_everything(bootstrap, topic, PARTITIONS, secret)
+    assert not lost, f"{len(lost)} of {len(acked)} acknowledged records lost: {sorted(lost)[:10]}"
+
+    # Broker 3 votes in the KRaft quorum: its removal is refused, it stays, the count is 3 again.
+    seen = user.events(cluster)[-1].seq
+    retrying(lambda: user.resize(cluster, {"broker": 2}))
+    refused = refusals(user, cluster, seen, timeout=300)
+    assert refused[0].member_id == brokers[2]["member_id"], refused
+    assert "DRAIN_FAILED" in refused[0].message and "voter of the cluster's KRaft quorum" in refused[0].message
+    cluster = settled(user, cluster, ("RUNNING",), timeout=300)
+    assert retrying(lambda: user.cluster(cluster))["options"]["roles"]["broker"]["count"] == 3
+    assert sorted(m["member_id"] for m in cluster["members"]) == sorted(m["member_id"] for m in brokers)
+    return cluster

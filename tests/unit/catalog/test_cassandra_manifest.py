@@ -89,7 +89,10 @@ def test_the_first_three_nodes_are_the_seeds_and_every_address_is_the_members(ma
         assert (env["CASSANDRA_IP"], env["CASSANDRA_NODES"], env["CASSANDRA_SEEDS"]) == \
             (ip, ",".join(every), ",".join(seeds))
         assert container["command"] == ["cassandra"]
-        assert container["health"]["tcp_port"] == 9042
+        # Healthy once the cluster's user logs in on CQL there (every client logs in).
+        assert container["health"]["command"] == [
+            "sh", "-c", 'exec python3 /opt/cassandra/bin/cluster-knows --login "$CASSANDRA_IP"']
+        assert (yaml["authenticator"], yaml["authorizer"]) == ("PasswordAuthenticator", "AllowAllAuthorizer")
 
 
 @pytest.mark.parametrize(("options", "heap", "tokens"), [

@@ -112,6 +112,10 @@ def test_member_requests_follow_counts_and_resources(catalog):
     (lambda m: m["options_schema"].update(type="objekt"), "options_schema.type"),
     (lambda m: m["options_schema"]["properties"]["wait_for_resources"].update(default="no"), "options_schema"),
     (lambda m: m.update(version="2.0"), "name/version"),
+    (lambda m: m["roles"]["server"].update(drain={"by": "client", "done": ["true"]}), "roles.server.drain.by"),
+    (lambda m: m["roles"]["server"].update(drain={"by": "self", "done": ["true"]}), "roles.server.drain.start"),
+    (lambda m: m["roles"]["server"].update(drain={"by": "server", "start": ["true"], "done": ["true"]}),
+     "roles.server.drain.start"),
 ])
 def test_a_broken_manifest_fails_naming_file_and_field(tmp_path, breakage, field):
     manifest = json.loads((REPO_CATALOG / "static-web" / "1.0" / "manifest.json").read_text())
