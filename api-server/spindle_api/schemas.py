@@ -127,8 +127,11 @@ class RoleHealth(Model):
 
 class RoleDrain(Model):
     by: str = Field(description="the role whose first member drains it (its files rendered with `leaving`, "
-                                "then its reload)")
-    done: list[str] = Field(description="run in that member: exit 0 once the leaving members are drained")
+                                "then its reload), or `self`: each leaving member runs `start`, then `done`")
+    start: list[str] | None = Field(default=None, description="`by: self` only: run in each leaving member to "
+                                                              "start its drain; a non-zero exit refuses its removal")
+    done: list[str] = Field(description="run in that member: exit 0 once the leaving members are drained "
+                                        "(`by: self`: 3 when the drain failed and the member stays)")
     timeout_s: int | None = Field(default=None, ge=10, le=86400, description="then they go anyway")
 
 

@@ -986,17 +986,24 @@ class RoleDrain(ApiModel):
     by: Annotated[
         str,
         Field(
-            description='the role whose first member drains it (its files rendered with `leaving`, then its reload)',
+            description='the role whose first member drains it (its files rendered with `leaving`, then its reload), or `self`: each leaving member runs `start`, then `done`',
             title='By',
         ),
     ]
     done: Annotated[
         list[str],
         Field(
-            description='run in that member: exit 0 once the leaving members are drained',
+            description='run in that member: exit 0 once the leaving members are drained (`by: self`: 3 when the drain failed and the member stays)',
             title='Done',
         ),
     ]
+    start: Annotated[
+        list[str] | None,
+        Field(
+            description='`by: self` only: run in each leaving member to start its drain; a non-zero exit refuses its removal',
+            title='Start',
+        ),
+    ] = None
     timeout_s: Annotated[
         TimeoutS | None, Field(description='then they go anyway', title='Timeout S')
     ] = None

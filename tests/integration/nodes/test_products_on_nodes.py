@@ -37,7 +37,7 @@ from tests.support.jobs import (
 )
 from tests.support.kafka_records import Writer, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
-from tests.support.nodes import NODES, all_disks_free, job_task_node, sh, wait_for
+from tests.support.nodes import NODES, all_disks_free, job_task_node, node_docker, sh, wait_for
 from tests.support.through_restarts import replaced
 
 LINES = 100_000
@@ -118,6 +118,24 @@ def racks(database_url: str, token: str) -> Iterator[None]:
                 admin.set_rack(node, None)
 
 
+def kafka_state(brokers: list[dict]) -> str:
+    """What the brokers on the nodes left say: the KRaft quorum's status and each one's last warnings."""
+    said = []
+    for broker in brokers:
+        [container] = node_docker(broker["node"]).containers.list(
+            filters={"label": f"io.spindle.member={broker['member_id']}"})
+        login = ("umask 077; printf '%s\\n' security.protocol=SASL_PLAINTEXT sasl.mechanism=PLAIN "
+                 "\"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                 "username=\\\"spindle\\\" password=\\\"$SPINDLE_CLUSTER_SECRET\\\";\" > /tmp/quorum.properties")
+        quorum = container.exec_run(["sh", "-c", f"{login}; kafka metadata-quorum --bootstrap-controller "
+                                     f"{brokers[0]['ip']}:9093 --command-config /tmp/quorum.properties "
+                                     "describe --status 2>&1 | tail -n 12"])
+        logs = [line for line in container.logs(tail=2000).decode(errors="replace").splitlines()
+                if " WARN " in line or " ERROR " in line][-15:]
+        said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
+    return " | ".join(said)
+
+
 def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies(nodes, database_url):
     """Last in the module: it kills a node (started again at the end)."""
     wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
@@ -160,7 +178,16 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
             killed_at = time.monotonic()
             sh("deploy/node", "kill", dead)
             at_kill = writer.acked_count()
-            wait_for("writes acknowledged after the node's loss", lambda: writer.acked_count() >= at_kill + 1000, 240)
+            try:
+                wait_for("writes acknowledged after the node's loss", lambda: writer.acked_count() >= at_kill + 1000,
+                         240)
+            except AssertionError as exc:  # seen once (11-28): say what the brokers left thought of it
+                try:
+                    state = kafka_state([b for b in brokers.values() if b["node"] != dead])
+                except Exception as failed:  # noqa: BLE001 — the diagnosis must not hide the failure
+                    state = f"(the brokers could not be asked: {failed!r})"
+                raise AssertionError(f"{exc}; {writer.acked_count() - at_kill} acknowledged since the kill; "
+                                     f"{state}") from None
             writer.stopping.set()
             writer.join(timeout=180)
             assert not writer.is_alive()

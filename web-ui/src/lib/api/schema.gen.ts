@@ -2169,14 +2169,19 @@ export interface components {
         RoleDrain: {
             /**
              * By
-             * @description the role whose first member drains it (its files rendered with `leaving`, then its reload)
+             * @description the role whose first member drains it (its files rendered with `leaving`, then its reload), or `self`: each leaving member runs `start`, then `done`
              */
             by: string;
             /**
              * Done
-             * @description run in that member: exit 0 once the leaving members are drained
+             * @description run in that member: exit 0 once the leaving members are drained (`by: self`: 3 when the drain failed and the member stays)
              */
             done: string[];
+            /**
+             * Start
+             * @description `by: self` only: run in each leaving member to start its drain; a non-zero exit refuses its removal
+             */
+            start?: string[] | null;
             /**
              * Timeout S
              * @description then they go anyway
