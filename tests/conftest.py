@@ -1,6 +1,7 @@
 """Fixtures shared by all tests. Integration tests use the platform `deploy/up` started
 (the README's test command starts it); they never mock Docker, PostgreSQL or Consul."""
 import os
+from collections import Counter
 from pathlib import Path
 
 import anyio
@@ -161,3 +162,22 @@ def network_admin(platform_env):
     with NetworkClient("http://127.0.0.1:8084", platform_env["SPINDLE_INTERNAL_TOKEN"], actor="tests",
                        role="admin") as client:
         yield client
+
+
+# Seconds of tests each xdist worker ran, and each xdist group's: the parallel pass lasts as long as
+# its busiest worker, so the summary says how evenly the groups share the two (docs/TESTING.md).
+_BUSY: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report):
+    worker = getattr(report, "node", None)  # set on the reports workers send to the controller
+    if worker is not None:
+        _BUSY[f"worker {worker.gateway.id}"] += report.duration
+        if "@" in report.nodeid:
+            _BUSY[f"group {report.nodeid.rpartition('@')[2]}"] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _BUSY:
+        terminalreporter.write_line("seconds of tests: " + ", ".join(f"{name} {seconds:.0f}"
+                                                                     for name, seconds in sorted(_BUSY.items())))

@@ -26,7 +26,7 @@ from spindle_common.notify import EVENTS, notify
 from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
-from spindle_orchestrator.models import Cluster, Job
+from spindle_orchestrator.models import Cluster, Job, identity
 from spindle_orchestrator.render import RenderError, render_value
 
 log = logging.getLogger("spindle.jobs")
@@ -50,8 +50,7 @@ def driver_context(cluster: Cluster, job: Job, ip: str, bound: dict[str, Any] | 
     peers: dict[str, list[dict[str, Any]]] = {}
     for m in cluster.members:
         peers.setdefault(m.role, []).append({"id": m.member_id, "name": f"{m.role}-{m.index}", "ip": m.ip})
-    return {"cluster": {"id": cluster.id, "owner": cluster.owner, "product": cluster.product,
-                        "version": cluster.version},
+    return {"cluster": identity(cluster),
             "peers": peers, "settings": cluster.options.get("settings", {}), "bound": bound or {},
             "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
             "driver": {"ip": ip}}

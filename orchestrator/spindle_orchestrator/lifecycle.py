@@ -40,7 +40,7 @@ from spindle_orchestrator import bindings, datasets, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
-from spindle_orchestrator.models import Cluster, Dataset, Event, Member
+from spindle_orchestrator.models import Cluster, Dataset, Event, Member, identity
 from spindle_orchestrator.reconcile import (
     FOLLOWED,
     SERVED,
@@ -375,9 +375,8 @@ class Lifecycle:
         """One member's container as the product's templates make it with these peers (and the
         clusters it binds; ``leaving``: members being drained), with its cluster's secret and network
         isolation."""
-        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         return ContainerSpec(**container_with_secret(
-            render_member(context, manifest, cluster.options, member, ips, planned, bound, leaving,
+            render_member(identity(cluster), manifest, cluster.options, member, ips, planned, bound, leaving,
                           cluster.retired or ()), cluster,
             self.settings.nodes_url if self.settings.network_pool else None))
 
@@ -425,9 +424,7 @@ class Lifecycle:
         everyone = [planned_of(m) for m in cluster.members]
         going = [planned_of(m) for m in leaving]
         ips = {m.member_id: m.ip for m in cluster.members if m.ip}
-        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
-        templates = member_context(context, manifest, cluster.options, planned_of(by), ips, everyone,
-                                   self._bound(session, cluster, manifest), going, cluster.retired or ())
+        templates = _templates(cluster, manifest, by, self._bound(session, cluster, manifest), going)
         return manifest, drain, by, leaving, going, everyone, ips, templates
 
     def _self_drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]):
@@ -441,14 +438,9 @@ class Lifecycle:
         drain = manifest["roles"][leaving[0].role].get("drain")
         if not drain or drain["by"] != SELF_DRAIN:
             return None
-        everyone = [planned_of(m) for m in cluster.members]
-        ips = {m.member_id: m.ip for m in cluster.members if m.ip}
-        context = {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
         bound = self._bound(session, cluster, manifest)
         going = [planned_of(m) for m in leaving]
-        return manifest, drain, [(row, member_context(context, manifest, cluster.options, planned_of(row), ips,
-                                                       everyone, bound, going, cluster.retired or ()))
-                                 for row in leaving]
+        return manifest, drain, [(row, _templates(cluster, manifest, row, bound, going)) for row in leaving]
 
     def _drain_refused(self, session: Session, cluster: Cluster, row: Member, said: str) -> None:
         """A member's own drain refused or failed: it stays (its role's count goes back up to it; the
@@ -670,6 +662,14 @@ class Lifecycle:
         if earliest is None:
             return None
         return max(0.0, (as_utc(earliest) - utcnow()) / timedelta(seconds=1))
+
+
+def _templates(cluster: Cluster, manifest: dict, member: Member, bound: dict,
+               going: Sequence[PlannedMember]) -> dict:
+    """The context of ``member``'s templates among the cluster's members now, ``going`` leaving."""
+    return member_context(identity(cluster), manifest, cluster.options, planned_of(member),
+                          {m.member_id: m.ip for m in cluster.members if m.ip},
+                          [planned_of(m) for m in cluster.members], bound, going, cluster.retired or ())
 
 
 def _last_line(output: str, default: str) -> str:

@@ -60,6 +60,11 @@ class Cluster(Base):
     members: Mapped[list["Member"]] = relationship(order_by="Member.member_id", lazy="selectin")
 
 
+def identity(cluster: Cluster) -> dict[str, str]:
+    """What the product's templates know of the cluster itself (``cluster`` in them)."""
+    return {"id": cluster.id, "owner": cluster.owner, "product": cluster.product, "version": cluster.version}
+
+
 class Member(Base):
     __tablename__ = "members"
 

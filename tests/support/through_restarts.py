@@ -66,14 +66,17 @@ def replaced(user: SpindleClient, cluster: dict, member_id: str, timeout: float)
         time.sleep(1)
 
 
-def resized_without(user: SpindleClient, cluster: dict, member_id: str, timeout: float) -> dict:
+def resized_without(user: SpindleClient, cluster: dict, member_id: str, after_seq: int, timeout: float) -> dict:
     """The cluster once it is RUNNING without ``member_id`` (a resize drained and removed it); it may
-    only be RESIZING meanwhile."""
+    only be RESIZING meanwhile, and the timeline after ``after_seq`` may not say the resize was
+    refused (the test fails at once with what the refusal says)."""
     deadline = time.monotonic() + timeout
     while True:
         cluster = retrying(lambda c=cluster: user.cluster(c))
         if cluster["state"] == "RUNNING" and member_id not in [m["member_id"] for m in cluster["members"]]:
             return cluster
+        refused = [e for e in retrying(lambda c=cluster: user.events(c, after_seq)) if e.state == "REFUSED"]
+        assert not refused, [(e.member_id, e.message) for e in refused]
         assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
         assert time.monotonic() < deadline, cluster
         time.sleep(2)

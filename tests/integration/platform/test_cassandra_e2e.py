@@ -240,7 +240,7 @@ def resize_to_two(user, cluster: dict, nodes: list[dict], secret: str) -> dict:
         writer.start()
         try:
             retrying(lambda: user.resize(cluster, {"node": 2}))
-            cluster = resized_without(user, cluster, leaving["member_id"], timeout=900)
+            cluster = resized_without(user, cluster, leaving["member_id"], seen, timeout=900)
             time.sleep(2)  # a few writes more with the node gone
         finally:
             acked = writer.stop()

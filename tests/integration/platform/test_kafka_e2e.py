@@ -234,7 +234,7 @@ def resize_up_then_down(user, cluster: dict, brokers: list[dict], secret: str) -
                 time.sleep(0.5)
             seen = user.events(cluster)[-1].seq
             retrying(lambda: user.resize(cluster, {"broker": 3}))
-            cluster = resized_without(user, cluster, leaving["member_id"], timeout=900)
+            cluster = resized_without(user, cluster, leaving["member_id"], seen, timeout=900)
             time.sleep(2)  # a few writes more with the broker gone
         finally:
             writer.stopping.set()

@@ -16,11 +16,13 @@ in as ``spindle`` with the cluster's secret (``SPINDLE_CLUSTER_SECRET``, in ever
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 CONFIG = "/etc/kafka/server.properties"
 TIMEOUT_MS = 30_000
+REREADS = 5  # of a ``done`` whose plan says the drain cannot finish, 2 s apart
 
 
 @dataclass
@@ -77,6 +79,16 @@ def ids(text: str) -> list[int]:
         raise SystemExit(f"broker ids are integers, comma-separated: {text!r}") from None
 
 
+def survey(admin, leaving: list[int]) -> tuple[dict[tuple[str, int], list[int]], Plan]:
+    """Every partition's replicas as the cluster says now, and the plan that moves them off ``leaving``."""
+    brokers = [b["broker_id"] for b in admin.describe_cluster()["brokers"]]
+    moving = admin.list_partition_reassignments(timeout_ms=TIMEOUT_MS)
+    partitions = {(t["name"], p["partition_index"]): list(p["replica_nodes"])
+                  for t in admin.describe_topics() for p in t["partitions"]}
+    return partitions, plan(partitions, brokers, leaving, {(tp.topic, tp.partition): m["removing_replicas"]
+                                                           for tp, m in moving.items()})
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("start", "done"):
         print("usage: spindle-drain-broker start|done IDS", file=sys.stderr)
@@ -97,12 +109,15 @@ def main(argv: list[str]) -> int:
                              security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
                              sasl_plain_username="spindle", sasl_plain_password=os.environ["SPINDLE_CLUSTER_SECRET"])
     try:
-        brokers = [b["broker_id"] for b in admin.describe_cluster()["brokers"]]
-        partitions = {(t["name"], p["partition_index"]): list(p["replica_nodes"])
-                      for t in admin.describe_topics() for p in t["partitions"]}
-        moving = admin.list_partition_reassignments(timeout_ms=TIMEOUT_MS)
-        todo = plan(partitions, brokers, leaving, {(tp.topic, tp.partition): m["removing_replicas"]
-                                                   for tp, m in moving.items()})
+        partitions, todo = survey(admin, leaving)
+        # A reassignment that ends between the two reads (or metadata a broker has not caught up
+        # with) shows a partition with its old and new replicas and none being removed: read again
+        # before saying the drain cannot finish.
+        for _ in range(REREADS if step == "done" else 0):
+            if not todo.refusals:
+                break
+            time.sleep(2)
+            partitions, todo = survey(admin, leaving)
         on_them = sum(1 for replicas in partitions.values() if set(leaving) & set(replicas))
         names = ", ".join(map(str, leaving))
         if todo.refusals:
