@@ -173,8 +173,9 @@ def pytest_runtest_logreport(report):
     worker = getattr(report, "node", None)  # set on the reports workers send to the controller
     if worker is not None:
         _BUSY[f"worker {worker.gateway.id}"] += report.duration
-        if "@" in report.nodeid:
-            _BUSY[f"group {report.nodeid.rpartition('@')[2]}"] += report.duration
+        group = report.nodeid.rpartition("@")[2]  # xdist names a test's group after an @ at its end
+        if group in XDIST_GROUPS:
+            _BUSY[f"group {group}"] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -294,11 +294,15 @@ def test_saves_in_cluster_mode_land_on_the_driver(engine, agents, tmp_path, fn, 
 
     path, text = _text(tmp_path, lines=3000, seed=17)
     expected = Counter(text.split())
-    cluster = _cluster(engine, agents)
+    met = tmp_path / "rendezvous"
+    met.mkdir()
+    cluster = _cluster(engine, agents, **{"test.rendezvous": str(met), "test.rendezvous_n": 2})
     try:
         python = Worker(cluster, "python")
+        # the save's tasks start only once both hosts run one, so both hosts write parts (on 2 busy
+        # cores one slot's thread once took all three before the other host's ran)
         counts = python.textFile(path, 4).flatMap(fn("wordcount.py:Split")) \
-            .reduceByKey(fn("wordcount.py:Join"), 3)
+            .reduceByKey(fn("wordcount.py:Join"), 3).map(fn("ops.py:Rendezvous"))
         served = sum(s["bytes_served"] for s in (a.stats() for a in cluster.agents))
         counts.saveAsTextFile(str(tmp_path / "out" / "counts"))
         parts = _parts(tmp_path / "out" / "counts")
