@@ -20,15 +20,25 @@ WORK=/var/tmp/$NAME
 IMAGE=spindle/base:bookworm
 
 [[ $EUID -eq 0 ]] || { echo "run as root" >&2; exit 1; }
-docker image inspect "$IMAGE" >/dev/null || { echo "no $IMAGE: run ./deploy/up once first" >&2; exit 1; }
-
-cleanup() {
+remove() {
   docker rm -f "$NAME" >/dev/null 2>&1 || true  # its dockerd, containers, mounts and networks go with it
   [[ ! -f "$WORK/state/up.log" ]] || cp "$WORK/state/up.log" "$WORK.up.log"
   rm -rf "$WORK" 2>/dev/null || true
 }
+# With the platform stopped no Docker Engine runs: one for this run only, stopped at the end.
+dockerd_pid=""
+cleanup() {
+  remove
+  if [[ -n "$dockerd_pid" ]]; then kill "$dockerd_pid"; wait "$dockerd_pid" || true; fi
+}
 trap cleanup EXIT
-cleanup
+if ! docker info >/dev/null 2>&1; then
+  dockerd --host unix:///var/run/docker.sock > "$WORK.dockerd.log" 2>&1 &
+  dockerd_pid=$!
+  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+fi
+docker image inspect "$IMAGE" >/dev/null || { echo "no $IMAGE: run ./deploy/up once first" >&2; exit 1; }
+remove  # a run before this one's
 mkdir -p "$WORK/docker" "$WORK/state"
 
 # Its first process: cgroup v2 wants no process in a cgroup whose controllers it hands down, so
@@ -44,9 +54,16 @@ SPINDLE_DEV_DISKS=none ./deploy/up > /var/lib/spindle/up.log 2>&1 || { tail -n 4
 echo "deploy/up answered after $(($(date +%s) - start)) s"
 .venv/bin/python bench/first_start.py --static-web-only
 echo "static-web RUNNING and deleted $(($(date +%s) - start)) s after the start"'
-docker create --name "$NAME" --hostname fresh --privileged --label io.spindle.owned=true \
+env_args=()  # pip's settings in this machine's environment, as the farm provisions them
+while read -r var; do env_args+=(-e "$var"); done < <(env | sed -n 's/^\(PIP_[A-Z_]*\)=.*/\1/p')
+docker create --name "$NAME" --hostname fresh --privileged --label io.spindle.owned=true "${env_args[@]}" \
   -v "$WORK/docker:/var/lib/docker" -v "$WORK/state:/var/lib/spindle" "$IMAGE" bash -c "$run" >/dev/null
 git -C "$ROOT" archive --prefix=spindle/ HEAD | docker cp - "$NAME:/root"
+# What this farm provisions on every machine besides its CA certificates (already in the base
+# image): pip's and npm's settings, when this machine has them.
+for provisioned in /etc/pip.conf /root/.npmrc; do
+  [[ ! -f "$provisioned" ]] || docker cp "$provisioned" "$NAME:$provisioned"
+done
 echo "machine: $(nproc) cpus, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
   "$(sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '"'); commit $(git -C "$ROOT" rev-parse --short HEAD); $(date -u +%FT%TZ)"
 docker start -a "$NAME"

@@ -39,8 +39,10 @@ PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_e2e.py
 PLATFORM = "tests/integration/platform/"
 XDIST_GROUPS = {
     # minutes each of most of the cpus and disks the test platform offers (make test: 4 cpus, 10 hdd)
+    # (the group is the parallel pass's critical path: a test that needs little, as the metrics test's
+    # one static-web member at 0.25 CPU, stays out of it)
     "heavy": {PLATFORM + name for name in PRODUCT_E2E | {"test_resize.py", "test_spark_e2e.py",
-                                                          "test_engine_e2e.py", "test_metrics_e2e.py"}},
+                                                          "test_engine_e2e.py"}},
     # Docker networks of fixed subnets on this machine's Docker Engine
     "docker-networks": {"tests/integration/network/", "tests/integration/executor/test_container.py",
                         "tests/integration/node_agent/test_node_agent.py"},

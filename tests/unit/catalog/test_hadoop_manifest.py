@@ -144,6 +144,12 @@ def test_a_resourcemanager_turns_on_a_nodemanager_in_every_datanode_over_all_its
     rm_site = properties(rm, "yarn-site.xml")
     assert rm_site["yarn.resourcemanager.hostname"] == "10.0.0.4"
     assert rm_site["yarn.nodemanager.aux-services"] == "mapreduce_shuffle"
+    # its state in HDFS (replicated, at the NameNode): a replacement anywhere recovers the applications
+    assert rm_site["yarn.resourcemanager.recovery.enabled"] == "true"
+    assert rm_site["yarn.resourcemanager.store.class"].endswith(".FileSystemRMStateStore")
+    assert rm_site["yarn.resourcemanager.fs.state-store.uri"] == "hdfs://10.0.0.1:8020/system/yarn/rmstore"
+    # written at the cluster's replication (HDFS's default 3 left them under-replicated on 2 DataNodes)
+    assert properties(rm, "hdfs-site.xml") == {"dfs.replication": "2", "dfs.blocksize": str(128 * 1048576)}
     for index, ip in ((1, "10.0.0.2"), (2, "10.0.0.3")):
         container = members[f"datanode-{index}"]
         [script] = container["command"][2:]
