@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A fresh Debian 12 machine's first start, timed: a privileged container of Spindle's own Debian 12
+# A fresh Debian 12 machine's first start, timed: a container (all capabilities the machine has) of Spindle's own Debian 12
 # base image (debootstrap minbase, nothing of Spindle installed: no Docker, PostgreSQL, Python
 # packages, Node, Go, compilers) gets this commit's files and runs `deploy/up`, which installs
 # everything (apt, pip, npm, go, maven) and starts the platform with its own dockerd; then a user
@@ -45,6 +45,8 @@ mkdir -p "$WORK/docker" "$WORK/state"
 # everything moves to a child cgroup first (as Docker-in-Docker does), then deploy/up and the launch.
 # shellcheck disable=SC2016 # expanded in the container
 run='set -e
+mount -o remount,rw /sys
+mount -o remount,rw /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/init
 xargs -rn1 < /sys/fs/cgroup/cgroup.procs > /sys/fs/cgroup/init/cgroup.procs || true
 sed -e "s/ / +/g" -e "s/^/+/" < /sys/fs/cgroup/cgroup.controllers > /sys/fs/cgroup/cgroup.subtree_control
@@ -56,7 +58,12 @@ echo "deploy/up answered after $(($(date +%s) - start)) s"
 echo "static-web RUNNING and deleted $(($(date +%s) - start)) s after the start"'
 env_args=()  # pip's settings in this machine's environment, as the farm provisions them
 while read -r var; do env_args+=(-e "$var"); done < <(env | sed -n 's/^\(PIP_[A-Z_]*\)=.*/\1/p')
-docker create --name "$NAME" --hostname fresh --privileged --label io.spindle.owned=true "${env_args[@]}" \
+# Not --privileged: that asks for every capability the kernel knows, and this machine's own bounding set
+# lacks CAP_SYS_RESOURCE (runc: "unable to apply caps"). Every other one, no seccomp/AppArmor profile,
+# every device, and /proc, /sys and the cgroup tree writable (remounted in the container) stand in for it.
+docker create --name "$NAME" --hostname fresh --label io.spindle.owned=true "${env_args[@]}" \
+  --cap-add ALL --cap-drop SYS_RESOURCE --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+  --security-opt systempaths=unconfined --device-cgroup-rule 'a *:* rwm' --cgroupns private \
   -v "$WORK/docker:/var/lib/docker" -v "$WORK/state:/var/lib/spindle" "$IMAGE" bash -c "$run" >/dev/null
 git -C "$ROOT" archive --prefix=spindle/ HEAD | docker cp - "$NAME:/root"
 # What this farm provisions on every machine besides its CA certificates (already in the base
