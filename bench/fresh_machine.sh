@@ -41,15 +41,20 @@ docker image inspect "$IMAGE" >/dev/null || { echo "no $IMAGE: run ./deploy/up o
 remove  # a run before this one's
 mkdir -p "$WORK/docker" "$WORK/state"
 
-# Its first process: cgroup v2 wants no process in a cgroup whose controllers it hands down, so
-# everything moves to a child cgroup first (as Docker-in-Docker does), then deploy/up and the launch.
+# Its first process makes the cgroup hierarchies writable (this machine has cgroup v1; on cgroup v2,
+# which wants no process in a cgroup whose controllers it hands down, everything first moves to a child
+# cgroup, as Docker-in-Docker does), then deploy/up and the launch.
 # shellcheck disable=SC2016 # expanded in the container
 run='set -e
 mount -o remount,rw /sys
-mount -o remount,rw /sys/fs/cgroup
-mkdir -p /sys/fs/cgroup/init
-xargs -rn1 < /sys/fs/cgroup/cgroup.procs > /sys/fs/cgroup/init/cgroup.procs || true
-sed -e "s/ / +/g" -e "s/^/+/" < /sys/fs/cgroup/cgroup.controllers > /sys/fs/cgroup/cgroup.subtree_control
+for hierarchy in $(awk "\$2 ~ \"^/sys/fs/cgroup\" && \$3 ~ \"^cgroup\" {print \$2}" /proc/self/mounts); do
+  mount -o remount,bind,rw "$hierarchy"
+done
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  mkdir -p /sys/fs/cgroup/init
+  xargs -rn1 < /sys/fs/cgroup/cgroup.procs > /sys/fs/cgroup/init/cgroup.procs || true
+  sed -e "s/ / +/g" -e "s/^/+/" < /sys/fs/cgroup/cgroup.controllers > /sys/fs/cgroup/cgroup.subtree_control
+fi
 cd /root/spindle
 start=$(date +%s)
 SPINDLE_DEV_DISKS=none ./deploy/up > /var/lib/spindle/up.log 2>&1 || { tail -n 40 /var/lib/spindle/up.log; exit 1; }
