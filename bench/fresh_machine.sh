@@ -55,6 +55,9 @@ if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
   xargs -rn1 < /sys/fs/cgroup/cgroup.procs > /sys/fs/cgroup/init/cgroup.procs || true
   sed -e "s/ / +/g" -e "s/^/+/" < /sys/fs/cgroup/cgroup.controllers > /sys/fs/cgroup/cgroup.subtree_control
 fi
+ln -sf ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm
+ln -sf ../lib/node_modules/npm/bin/npx-cli.js /usr/bin/npx
+export PATH=$PATH:/usr/local/go/bin
 cd /root/spindle
 start=$(date +%s)
 SPINDLE_DEV_DISKS=none ./deploy/up > /var/lib/spindle/up.log 2>&1 || { tail -n 40 /var/lib/spindle/up.log; exit 1; }
@@ -69,10 +72,12 @@ while read -r var; do env_args+=(-e "$var"); done < <(env | sed -n 's/^\(PIP_[A-
 docker create --name "$NAME" --hostname fresh --label io.spindle.owned=true "${env_args[@]}" \
   --cap-add ALL --cap-drop SYS_RESOURCE --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
   --security-opt systempaths=unconfined --device-cgroup-rule 'a *:* rwm' --cgroupns private \
+  -v /usr/local/go:/usr/local/go:ro -v /usr/bin/node:/usr/bin/node:ro -v /usr/lib/node_modules:/usr/lib/node_modules:ro \
   -v "$WORK/docker:/var/lib/docker" -v "$WORK/state:/var/lib/spindle" "$IMAGE" bash -c "$run" >/dev/null
 git -C "$ROOT" archive --prefix=spindle/ HEAD | docker cp - "$NAME:/root"
 # What this farm provisions on every machine besides its CA certificates (already in the base
-# image): pip's and npm's settings, when this machine has them.
+# image): pip's and npm's settings, when this machine has them; its Go and Node.js 20 (Debian 12's
+# are too old for Consul's build and the web UI's) are this machine's, mounted read-only above.
 for provisioned in /etc/pip.conf /root/.npmrc; do
   [[ ! -f "$provisioned" ]] || docker cp "$provisioned" "$NAME:$provisioned"
 done

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Debian packages the platform needs; installed only when missing (no network when all present).
-APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl
+APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl python3-venv
               thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium
               shellcheck clang-format ccache) # for `make lint`: the two before ccache; for engine/cpp/build.sh: ccache
 
