@@ -17,9 +17,10 @@ ensure_python_env() {
   for p in "${PYTHON_PACKAGES[@]}"; do args+=(-e "$SPINDLE_ROOT/$p"); done
   install_pymesos
   # uv resolves and installs the same pins as pip in a sixth of the time (8 s against 48 on a fresh
-  # clone, CI's case), from its own cache of downloaded wheels.
+  # clone, CI's case), from its own cache of downloaded wheels. It trusts the system's CA certificates
+  # (a TLS-inspecting proxy's among them, as pip does here): its own roots refused PyPI on a fresh machine.
   "$SPINDLE_VENV/bin/pip" install -q "uv==$UV_VERSION"
-  "$SPINDLE_VENV/bin/uv" pip install -q --python "$SPINDLE_VENV/bin/python" \
+  "$SPINDLE_VENV/bin/uv" pip install -q --system-certs --python "$SPINDLE_VENV/bin/python" \
     -r "$SPINDLE_ROOT/requirements-dev.txt" "${args[@]}"
   echo "$sha" > "$stamp"
   ln -sf "$SPINDLE_VENV/bin/spindle" /usr/local/bin/spindle
