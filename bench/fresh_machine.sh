@@ -12,7 +12,7 @@
 # filesystem: overlay2 needs one), removed at the end with the container. No dev disks
 # (SPINDLE_DEV_DISKS=none: loop devices belong to the host's kernel and its labels to this machine's
 # platform); the static-web launch asks for none. deploy/up's whole log is kept in
-# /var/tmp/spindle-fresh-machine.up.log.
+# /var/tmp/spindle-fresh-machine.up.log, the platform's logs in /var/tmp/spindle-fresh-machine.logs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 NAME=spindle-fresh-machine
@@ -23,6 +23,7 @@ IMAGE=spindle/base:bookworm
 remove() {
   docker rm -f "$NAME" >/dev/null 2>&1 || true  # its dockerd, containers, mounts and networks go with it
   [[ ! -f "$WORK/state/up.log" ]] || cp "$WORK/state/up.log" "$WORK.up.log"
+  [[ ! -d "$WORK/state/log" ]] || { rm -rf "$WORK.logs"; cp -r "$WORK/state/log" "$WORK.logs"; }
   rm -rf "$WORK" 2>/dev/null || true
 }
 # With the platform stopped no Docker Engine runs: one for this run only, stopped at the end.

@@ -119,7 +119,7 @@ build_product_image() {
   if image_up_to_date "$image" "$hash"; then log "product image $image is up to date"; return 0; fi
   log "building product image $image (from ${dockerfile#"$SPINDLE_ROOT"/}; log: $SPINDLE_LOG_DIR/$name.log)"
   write_image_state "$image" building
-  docker build --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" --cgroup-parent "$(build_cgroup)" \
+  docker build --force-rm --build-arg "BASE_IMAGE=$SPINDLE_BASE_IMAGE" --cgroup-parent "$(build_cgroup)" \
     --label io.spindle.owned=true --label io.spindle.image=product \
     --label "io.spindle.dockerfile-sha256=$hash" -t "$image" -f "$dockerfile" "$context" 2>&1 \
     | tee "$SPINDLE_LOG_DIR/$name.log" | while IFS= read -r line; do

@@ -18,6 +18,9 @@ build_web_ui() {
   sha="$(web_ui_sources_hash)"
   if [[ -f "$WEB_UI_DIR/dist/index.html" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
   log "building the web UI (npm ci && npm run build, log: $build_log)"
+  # npm trusts the system's CA certificates too (a TLS-inspecting proxy's among them), not only Node's own.
+  local system_cas=/etc/ssl/certs/ca-certificates.crt
+  [[ -n "${NODE_EXTRA_CA_CERTS:-}" || ! -f "$system_cas" ]] || export NODE_EXTRA_CA_CERTS="$system_cas"
   (cd "$WEB_UI_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund && npm run build) >>"$build_log" 2>&1 \
     || die "web UI build failed, see $build_log"
   echo "$sha" > "$stamp"

@@ -68,7 +68,11 @@ def test_the_builder_builds_pushes_and_reports_each_image(tmp_path, platform_env
         failed = state(env, bad)
         log = tmp_path / "state" / "log" / "build-bad-1.log"
         assert failed["state"] == "failed" and failed["message"] == f"docker build failed: see {log}", failed
-        assert re.search(r"^Step 5/\d+ : RUN false$", log.read_text(), re.M)
+        step = re.search(r"^Step 5/\d+ : RUN false\n ---> Running in ([0-9a-f]+)$", log.read_text(), re.M)
+        assert step, log.read_text()[-2000:]
+        # the failed step's container goes with the build (52 of them, exited, had piled up before --force-rm)
+        assert subprocess.run(["docker", "ps", "-aq", "--filter", f"id={step[1]}"], check=True,
+                              capture_output=True, text=True).stdout.strip() == ""
         assert not in_registry(bad)
         builder_log = (tmp_path / "state" / "log" / "image-builder.log").read_text()
         assert f"product image {good} is ready" in builder_log and "1 failed" in builder_log
