@@ -36,9 +36,11 @@ def main() -> None:
         if "--static-web-only" in sys.argv[1:]:
             web = user.launch("static-web", "1.0", WEB)
             web = wait_settled(user, web, ("RUNNING", "FAILED"), timeout=600)
-            stamp(f"static-web {web['state']}")
+            stamp(f"static-web {web['state']} {web.get('reason') or ''}")
             user.delete(web)
             wait_settled(user, web, ("DESTROYED",), timeout=300)
+            if web["state"] != "RUNNING":
+                sys.exit(1)
             return
         web, kafka = user.launch("static-web", "1.0", WEB), user.launch("kafka", "4.0", KAFKA)
         stamp("launched static-web and kafka")

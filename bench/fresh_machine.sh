@@ -63,7 +63,7 @@ cd /root/spindle
 start=$(date +%s)
 SPINDLE_DEV_DISKS=none ./deploy/up > /var/lib/spindle/up.log 2>&1 || { tail -n 40 /var/lib/spindle/up.log; exit 1; }
 echo "deploy/up answered after $(($(date +%s) - start)) s"
-.venv/bin/python bench/first_start.py --static-web-only
+.venv/bin/python bench/first_start.py --static-web-only || { tail -n 30 /var/lib/spindle/log/orchestrator.log; exit 1; }
 echo "static-web RUNNING and deleted $(($(date +%s) - start)) s after the start"'
 env_args=()  # pip's settings in this machine's environment, as the farm provisions them
 while read -r var; do env_args+=(-e "$var"); done < <(env | sed -n 's/^\(PIP_[A-Z_]*\)=.*/\1/p')

@@ -56,20 +56,32 @@ disk_service_call() {
   internal_call "$1" "$SPINDLE_DISK_SERVICE_URL$2" "${3:-}" || die "disk-service: $1 $2 failed"
 }
 
+# register_this_node -> this machine as a node (its agent offers its cpus and memory, disks or not).
+register_this_node() {
+  local mem_mb
+  mem_mb=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024 ))
+  disk_service_call POST /nodes "{\"name\": \"${SPINDLE_NODE_NAME:-$(hostname -s)}\", \"address\": \"127.0.0.1\", \"disk_root\": \"$SPINDLE_DISK_ROOT\", \"cpus\": $(nproc), \"mem_mb\": $mem_mb}" >/dev/null
+}
+
 # register_dev_disks CLASSES_JSON -> this machine as a node, and its Spindle disks discovered.
 register_dev_disks() {
-  local node="${SPINDLE_NODE_NAME:-$(hostname -s)}" mem_mb result
-  mem_mb=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024 ))
-  disk_service_call POST /nodes "{\"name\": \"$node\", \"address\": \"127.0.0.1\", \"disk_root\": \"$SPINDLE_DISK_ROOT\", \"cpus\": $(nproc), \"mem_mb\": $mem_mb}" >/dev/null
+  local node="${SPINDLE_NODE_NAME:-$(hostname -s)}" result
+  register_this_node
   result="$(disk_service_call POST "/nodes/$node/discover" "{\"classes\": $1}")"
   log "disk-service: node $node: $(python3 -c 'import json,sys; r=json.load(sys.stdin); print(len(r["registered"]), "disks registered,", len(r["updated"]), "already known")' <<< "$result")"
 }
 
 # ensure_dev_disks -> all dev disks of $SPINDLE_DEV_DISKS exist, are mounted and registered.
 ensure_dev_disks() {
-  if [[ "$SPINDLE_DEV_DISKS" == none ]]; then log "dev disks: none (SPINDLE_DEV_DISKS=none)"; return 0; fi
-  [[ $EUID -eq 0 ]] || die "dev disks need root (losetup, mkfs, mount)"
   [[ -n "${SPINDLE_INTERNAL_TOKEN:-}" ]] || die "SPINDLE_INTERNAL_TOKEN is not set (source $SPINDLE_STATE_DIR/spindle.env)"
+  if [[ "$SPINDLE_DEV_DISKS" == none ]]; then
+    # still a node: without it its agent offered nothing, and a fresh machine's first static-web
+    # launch (no disk) failed after 120 s (bench/fresh_machine.sh)
+    register_this_node
+    log "dev disks: none (SPINDLE_DEV_DISKS=none)"
+    return 0
+  fi
+  [[ $EUID -eq 0 ]] || die "dev disks need root (losetup, mkfs, mount)"
   mkdir -p "$SPINDLE_DEV_DISK_DIR" "$SPINDLE_DISK_ROOT"
   local n=0 classes="" class wanted
   wanted="$(dev_disk_classes)" || exit 1
