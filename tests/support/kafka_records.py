@@ -4,7 +4,9 @@ the login every client of a Spindle Kafka cluster needs."""
 import threading
 import time
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.errors import NodeNotReadyError, NotControllerError, UnknownBrokerIdError
 
 
 def login(secret: str) -> dict[str, str]:
@@ -12,6 +14,22 @@ def login(secret: str) -> dict[str, str]:
     secret as password, SASL/SCRAM-SHA-512."""
     return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
             "sasl_plain_username": "spindle", "sasl_plain_password": secret}
+
+
+def create_topics(admin: KafkaAdminClient, topics: list[NewTopic], timeout: float = 60) -> None:
+    """``admin.create_topics``, again while the client does not know yet the broker its metadata names
+    as controller (a cluster just started: CI run 20 of 11-28 got ``UnknownBrokerIdError: 3`` from
+    kafka-python, which unlike Kafka's own admin client does not retry it); the request never reached
+    a broker then, so nothing was created."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            admin.create_topics(topics)
+            return
+        except (UnknownBrokerIdError, NodeNotReadyError, NotControllerError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 class Writer(threading.Thread):

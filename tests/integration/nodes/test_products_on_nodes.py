@@ -35,7 +35,7 @@ from tests.support.jobs import (
     result_of,
     wait_job,
 )
-from tests.support.kafka_records import Writer, login, read_everything
+from tests.support.kafka_records import Writer, create_topics, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
 from tests.support.nodes import NODES, all_disks_free, job_task_node, node_docker, sh, wait_for
 from tests.support.through_restarts import replaced
@@ -159,9 +159,9 @@ def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies
                     {i: RACKS[b["node"]] for i, b in brokers.items()}
                 # Two replicas of each partition: Kafka puts them in both racks.
                 spread, topic = f"spread-{uuid.uuid4().hex[:6]}", f"writes-{uuid.uuid4().hex[:6]}"
-                admin.create_topics([NewTopic(spread, num_partitions=PARTITIONS, replication_factor=2),
-                                     NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
-                                              topic_configs={"min.insync.replicas": "2"})])
+                create_topics(admin, [NewTopic(spread, num_partitions=PARTITIONS, replication_factor=2),
+                                      NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
+                                               topic_configs={"min.insync.replicas": "2"})])
                 rack_of = {i: RACKS[b["node"]] for i, b in brokers.items()}
                 partitions = wait_for("the topic's partitions", lambda: admin.describe_topics([spread])[0][
                     "partitions"] or None, 60)

@@ -20,7 +20,7 @@ from kafka.errors import KafkaConnectionError, KafkaError
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
 from tests.support.jobs import JOBS, result_of, wait_job
-from tests.support.kafka_records import Writer, login, read_everything
+from tests.support.kafka_records import Writer, create_topics, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
 from tests.support.through_restarts import refusals, replaced, resized_without, retrying, settled
 
@@ -146,8 +146,8 @@ def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_
             racks = racks_of(brokers)
             assert {b["broker_id"]: b["rack"] for b in admin.describe_cluster()["brokers"]} == \
                 {index: racks[b["member_id"]] for index, b in enumerate(brokers, start=1)}
-            admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
-                                          topic_configs={"min.insync.replicas": "2"})])
+            create_topics(admin, [NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
+                                           topic_configs={"min.insync.replicas": "2"})])
             in_sync(admin, topic, timeout=120)
             producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", **login(secret))
             sent = [producer.send(topic, key=key.encode(), value=value.encode()) for key, value in expected().items()]
@@ -222,7 +222,7 @@ def resize_up_then_down(user, cluster: dict, brokers: list[dict], secret: str) -
         while 4 not in {b["broker_id"] for b in admin.describe_cluster()["brokers"]}:
             assert time.monotonic() < wait, admin.describe_cluster()["brokers"]
             time.sleep(2)
-        admin.create_topics([NewTopic(topic, PARTITIONS, 3, topic_configs={"min.insync.replicas": "2"})])
+        create_topics(admin, [NewTopic(topic, PARTITIONS, 3, topic_configs={"min.insync.replicas": "2"})])
         partitions = in_sync(admin, topic, timeout=120)
         assert any(4 in p["replica_nodes"] for p in partitions), partitions
         writer = Writer(bootstrap, topic, secret)
