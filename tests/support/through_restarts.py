@@ -75,17 +75,22 @@ def resized_without(user: SpindleClient, cluster: dict, member_id: str, after_se
         cluster = retrying(lambda c=cluster: user.cluster(c))
         if cluster["state"] == "RUNNING" and member_id not in [m["member_id"] for m in cluster["members"]]:
             return cluster
-        refused = [e for e in retrying(lambda c=cluster: user.events(c, after_seq)) if e.state == "REFUSED"]
+        refused = refused_after(user, cluster, after_seq)
         assert not refused, [(e.member_id, e.message) for e in refused]
         assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
         assert time.monotonic() < deadline, cluster
         time.sleep(2)
 
 
+def refused_after(user: SpindleClient, cluster: dict, after_seq: int) -> list:
+    """The timeline's REFUSED entries after ``after_seq`` (none yet: [])."""
+    return [e for e in retrying(lambda: user.events(cluster, after_seq)) if e.state == "REFUSED"]
+
+
 def refusals(user: SpindleClient, cluster: dict, after_seq: int, timeout: float) -> list:
     """The timeline's REFUSED entries after ``after_seq``, once there is one."""
     deadline = time.monotonic() + timeout
-    while not (found := [e for e in retrying(lambda: user.events(cluster, after_seq)) if e.state == "REFUSED"]):
+    while not (found := refused_after(user, cluster, after_seq)):
         assert time.monotonic() < deadline, user.events(cluster, after_seq)
         time.sleep(2)
     return found
