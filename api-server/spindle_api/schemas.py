@@ -117,6 +117,8 @@ class RoleCount(Model):
     default: int = Field(ge=0)
     min: int = Field(ge=0)
     max: int = Field(ge=0)
+    when: dict[str, int] | None = Field(default=None, description="a boolean setting → the count while it is on "
+                                        "(HDFS's ha: two NameNodes); such a role takes no count option")
 
 
 class RoleHealth(Model):
@@ -181,6 +183,8 @@ class Manifest(Model):
     roles: dict[str, RoleManifest]
     options_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the launch options")
     jobs: JobsManifest | None = Field(default=None, description="how a job's driver runs")
+    templates: dict[str, str] | None = Field(default=None, description="templates the product's other templates "
+                                             "share (each seen as shared[name])")
     bindings: dict[str, Binding] | None = Field(
         default=None, description="other clusters of yours it can use, by name: launch with "
                                   '"bind": {name: cluster id}')

@@ -970,6 +970,13 @@ class RoleCount(ApiModel):
     default: Annotated[int, Field(ge=0, title='Default')]
     max: Annotated[int, Field(ge=0, title='Max')]
     min: Annotated[int, Field(ge=0, title='Min')]
+    when: Annotated[
+        dict[str, int] | None,
+        Field(
+            description="a boolean setting → the count while it is on (HDFS's ha: two NameNodes); such a role takes no count option",
+            title='When',
+        ),
+    ] = None
 
 
 class TimeoutS(RootModel[int]):
@@ -1423,6 +1430,13 @@ class Manifest(ApiModel):
         ),
     ]
     roles: Annotated[dict[str, RoleManifest], Field(title='Roles')]
+    templates: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="templates the product's other templates share (each seen as shared[name])",
+            title='Templates',
+        ),
+    ] = None
     version: Annotated[str, Field(title='Version')]
 
 

@@ -64,6 +64,9 @@ MANIFEST_SCHEMA: dict[str, Any] = {
         "description": {"type": "string", "minLength": 1},
         "image": {"type": "string", "minLength": 1},
         "options_schema": {"type": "object"},
+        "templates": {**_STRING_MAP, "description": "templates shared by the product's other templates, which "
+                                                    "see each rendered as shared[name] (a configuration file many "
+                                                    "roles and the jobs have in common)"},
         "bindings": {
             "type": "object", "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
             "description": "other clusters of the owner this product can use: name → the product it takes",
@@ -91,7 +94,13 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "count": {
                         "type": "object", "additionalProperties": False, "required": ["default", "min", "max"],
-                        "properties": {k: {"type": "integer", "minimum": 0} for k in ("default", "min", "max")},
+                        "properties": {
+                            **{k: {"type": "integer", "minimum": 0} for k in ("default", "min", "max")},
+                            "when": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+                                     "description": "boolean setting → the count while it is on (HDFS's ha: two "
+                                                    "NameNodes); a role whose count this decides takes no count "
+                                                    "option"},
+                        },
                     },
                     "cpus": {"type": "number", "exclusiveMinimum": 0},
                     "mem_mb": {"type": "integer", "minimum": 16},
@@ -275,8 +284,8 @@ def load_manifest(path: Path) -> dict[str, Any]:
                            f"does not match its folder {product}/{version}")
     for role, spec in manifest["roles"].items():
         count = spec["count"]
-        if not count["min"] <= count["default"] <= count["max"]:
-            raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default <= max")
+        if not all(count["min"] <= n <= count["max"] for n in (count["default"], *count.get("when", {}).values())):
+            raise CatalogError(f"{path}: field roles.{role}.count: needs min <= default (and each when) <= max")
         drain = spec.get("drain")
         if drain and drain["by"] == SELF_DRAIN and "start" not in drain:
             raise CatalogError(f"{path}: field roles.{role}.drain.start: a drain by the member itself needs it")
@@ -377,14 +386,55 @@ def _placement_problems(placement: dict[str, Any]) -> list[dict[str, str]]:
     return [{"path": "placement.excluded_nodes", "message": f"{node!r} is also in preferred_nodes"} for node in both]
 
 
+# A setting whose default the platform decides: on when the platform has at least this many nodes.
+DEFAULT_FROM_NODES = "x-spindle-on-from-nodes"
+
+
+def platform_defaults(manifest: dict[str, Any], options: dict[str, Any], nodes: Collection[str]) -> dict[str, Any]:
+    """``options`` (resolved) with each setting the launch left out whose default depends on the
+    platform (``x-spindle-on-from-nodes: N`` in its schema, e.g. HDFS's ``ha``) decided for these
+    ``nodes``: on when there are at least N. A new dict; settings given stay as they are."""
+    schema = manifest["options_schema"].get("properties", {}).get("settings", {}).get("properties", {})
+    settings = dict(options.get("settings") or {})
+    for name, sub in schema.items():
+        if isinstance(sub, dict) and DEFAULT_FROM_NODES in sub and name not in settings:
+            settings[name] = len(nodes) >= sub[DEFAULT_FROM_NODES]
+    return {**options, "settings": settings} if settings or "settings" in options else dict(options)
+
+
+# What a cluster says while a setting is off (a notice: {"code", "message"}), e.g. HDFS without a standby.
+NOTICE_WHEN_OFF = "x-spindle-notice-when-off"
+
+
+def setting_notices(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, str]:
+    """The notices (code → message) of the settings that are off in ``options`` and whose schema gives
+    one for that (``x-spindle-notice-when-off``)."""
+    schema = manifest["options_schema"].get("properties", {}).get("settings", {}).get("properties", {})
+    settings = options.get("settings") or {}
+    return {sub[NOTICE_WHEN_OFF]["code"]: sub[NOTICE_WHEN_OFF]["message"] for name, sub in schema.items()
+            if isinstance(sub, dict) and NOTICE_WHEN_OFF in sub and settings.get(name) is False}
+
+
+def _role_count(spec: dict[str, Any], chosen: dict[str, Any], settings: dict[str, Any]) -> int:
+    """How many members of a role: the launch's count, or the one a setting that is on decides
+    (``count.when``), or the manifest's default."""
+    if "count" in chosen:
+        return chosen["count"]
+    for setting, count in spec["count"].get("when", {}).items():
+        if settings.get(setting):
+            return count
+    return spec["count"]["default"]
+
+
 def member_requests(manifest: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
     """Each member's role and resources (count, cpus, mem_mb, disks by class) from resolved options,
     falling back to the manifest's role defaults."""
     members = []
+    settings = options.get("settings") or {}
     for role, spec in manifest["roles"].items():
         chosen = options.get("roles", {}).get(role, {})
         disks = {k: v for k, v in {**spec.get("disks", {}), **chosen.get("disks", {})}.items() if v}
-        for index in range(1, chosen.get("count", spec["count"]["default"]) + 1):
+        for index in range(1, _role_count(spec, chosen, settings) + 1):
             members.append({"role": role, "index": index, "cpus": float(chosen.get("cpus", spec["cpus"])),
                             "mem_mb": int(chosen.get("mem_mb", spec["mem_mb"])), "disks": disks})
     return members

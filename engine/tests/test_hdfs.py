@@ -3,9 +3,12 @@ over any byte range, locality assignment (table of blocks, executors and nodes),
 scheduler launching tasks node-local on real executors. The WebHDFS calls themselves run against
 a real HDFS in tests/integration/platform/test_engine_hdfs.py."""
 
+import http.server
 import io
+import json
 import os
 import random
+import threading
 
 import pytest
 
@@ -18,6 +21,7 @@ from spindle_engine.sources import _split_lines
 from .conftest import Agent
 
 NN = {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870"}
+HA = {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870,http://10.0.0.6:9870"}
 
 
 @pytest.mark.parametrize(("url", "env", "expected"), [
@@ -36,6 +40,9 @@ NN = {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870"}
     ("webhdfs://alice@10.0.0.7:9871/x", NN, HdfsPath("10.0.0.7", 9871, "alice", "/x")),
     ("hdfs:///x", {**NN, "SPINDLE_HDFS_USER": "bob"}, HdfsPath("10.0.0.5", 9870, "bob", "/x")),
     ("hdfs:///with%20space/%C3%A9", NN, HdfsPath("10.0.0.5", 9870, "hdfs", "/with space/é")),
+    # an HA pair: the nameservice and either NameNode name the configured HDFS
+    ("hdfs://spindle/x", HA, HdfsPath("10.0.0.5", 9870, "hdfs", "/x")),
+    ("hdfs://10.0.0.6:8020/x", HA, HdfsPath("10.0.0.5", 9870, "hdfs", "/x")),
 ])
 def test_parse(url, env, expected):
     assert hdfs.parse(url, env) == expected
@@ -51,6 +58,7 @@ def test_parse(url, env, expected):
     ("s3://bucket/a", NN),
     ("/local/path", NN),
     ("hdfs:///x", {"SPINDLE_HDFS_WEBHDFS": "ftp://10.0.0.5"}),
+    ("hdfs:///x", {"SPINDLE_HDFS_WEBHDFS": "http://10.0.0.5:9870,ftp://10.0.0.6"}),
 ])
 def test_parse_refuses(url, env):
     with pytest.raises(ValueError):
@@ -254,3 +262,69 @@ def test_cluster_mode_runs_tasks_on_the_executors_of_their_nodes(engine, tmp_pat
         cluster.stop()
         for a in agents:
             a.kill()
+
+
+class _NameNode(http.server.BaseHTTPRequestHandler):
+    """A WebHDFS NameNode answering GETFILESTATUS as its server's `state` says: active, standby
+    (403 StandbyException, as Hadoop's) or gone (the connection closed unanswered)."""
+
+    def do_GET(self):  # noqa: N802 — http.server's name
+        self.server.asked += 1
+        if self.server.state == "gone":
+            self.close_connection = True
+            return
+        if self.server.state == "standby":
+            body = json.dumps({"RemoteException": {"exception": "StandbyException", "message":
+                               "Operation category READ is not supported in state standby"}}).encode()
+            self.send_response(403)
+        else:
+            body = json.dumps({"FileStatus": {"type": "FILE", "length": 7}}).encode()
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def namenode_pair():
+    servers = []
+    for state in ("standby", "active"):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NameNode)
+        server.state, server.asked = state, 0
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    yield servers
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_requests_go_to_the_active_namenode_of_an_ha_pair_and_follow_a_failover(namenode_pair, monkeypatch):
+    standby, active = namenode_pair
+    env = {"SPINDLE_HDFS_WEBHDFS": ",".join(f"http://127.0.0.1:{s.server_address[1]}" for s in namenode_pair)}
+    where = hdfs.parse("hdfs:///x", env)
+    client = hdfs.WebHdfs(where, env=env)
+    assert client.status("/x") == {"type": "FILE", "length": 7}
+    assert (standby.asked, active.asked) == (1, 1)
+    assert client.status("/x") and (standby.asked, active.asked) == (1, 2), "the active one is asked first"
+    # A failover: the active one is gone, the standby becomes active after a while.
+    active.state = "gone"
+    standby.state = "standby"
+    monkeypatch.setattr(hdfs.time, "sleep", lambda s: setattr(standby, "state", "active"))
+    assert hdfs.WebHdfs(where, env=env).status("/x") == {"type": "FILE", "length": 7}
+    assert standby.asked == 3 and active.asked == 4
+
+
+def test_an_ha_pair_with_no_active_namenode_fails_after_the_failover_time(namenode_pair, monkeypatch):
+    for server in namenode_pair:
+        server.state = "standby"
+    env = {"SPINDLE_HDFS_WEBHDFS": ",".join(f"http://127.0.0.1:{s.server_address[1]}" for s in namenode_pair)}
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(hdfs.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(hdfs.time, "sleep", lambda s: None)
+    with pytest.raises(hdfs.HdfsError, match="StandbyException"):
+        hdfs.WebHdfs(hdfs.parse("hdfs:///x", env), env=env).status("/x")
+    assert [s.asked for s in namenode_pair] == [hdfs.FAILOVER_S // 10] * 2  # a round every 10 s of the clock

@@ -27,7 +27,7 @@ from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job, identity
-from spindle_orchestrator.render import RenderError, render_value
+from spindle_orchestrator.render import RenderError, render_value, with_shared
 
 log = logging.getLogger("spindle.jobs")
 # Cluster states in which a PENDING job's driver is handed to the scheduler.
@@ -44,16 +44,17 @@ def lease_owner(job_id: str) -> str:
     return f"job-{job_id}"
 
 
-def driver_context(cluster: Cluster, job: Job, ip: str, bound: dict[str, Any] | None = None) -> dict[str, Any]:
+def driver_context(cluster: Cluster, job: Job, ip: str, bound: dict[str, Any] | None = None,
+                   manifest: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the product's job templates see: the cluster, its peers' IPs, settings and bindings
-    (``bindings.context``), the job's main file, the driver's IP."""
+    (``bindings.context``), the job's main file, the driver's IP, the manifest's shared templates."""
     peers: dict[str, list[dict[str, Any]]] = {}
     for m in cluster.members:
         peers.setdefault(m.role, []).append({"id": m.member_id, "name": f"{m.role}-{m.index}", "ip": m.ip})
-    return {"cluster": identity(cluster),
-            "peers": peers, "settings": cluster.options.get("settings", {}), "bound": bound or {},
-            "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
-            "driver": {"ip": ip}}
+    return with_shared({"cluster": identity(cluster),
+                        "peers": peers, "settings": cluster.options.get("settings", {}), "bound": bound or {},
+                        "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
+                        "driver": {"ip": ip}}, manifest)
 
 
 def driver_command(manifest: dict[str, Any], context: dict[str, Any], args: list[str]) -> list[str]:
@@ -154,7 +155,8 @@ class JobRunner:
                 return
         address = lease["address"] if lease else None
         try:
-            context = driver_context(cluster, job, address or "", bindings.context(session, manifest, cluster.options))
+            context = driver_context(cluster, job, address or "", bindings.context(session, manifest, cluster.options),
+                                     manifest)
             command = driver_command(manifest, context, job.args)
             env = render_value(runner.get("env", {}), context, "jobs env")
         except (RenderError, bindings.BindingGone) as exc:

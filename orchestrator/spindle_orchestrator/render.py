@@ -6,6 +6,9 @@ Templates are Jinja2 strings (sandboxed, undefined names are errors) seeing ``cl
 members), ``settings`` (the product-specific options) and ``bound`` (each of the product's bindings →
 the bound cluster's ``cluster`` and ``peers``, or None: ``bindings.context``).
 
+``shared`` holds the manifest's ``templates``, each rendered (on use) in the same context: a
+configuration file several roles and the jobs have in common is written once.
+
 ``member.data_dirs`` lists every dedicated disk's folder (``/data/1..N``); ``member.disk_dirs`` the
 same by class, classes in sorted order (hdd, nvme, ssd): the order the scheduler hands disks out in.
 """
@@ -65,6 +68,28 @@ def render_value(value: Any, context: dict[str, Any], where: str) -> Any:
     return value
 
 
+class Shared(Mapping[str, str]):
+    """A manifest's shared ``templates``, each rendered in ``context`` when a template reads it."""
+
+    def __init__(self, templates: Mapping[str, str], context: dict[str, Any]) -> None:
+        self._templates, self._context = templates, context
+
+    def __getitem__(self, name: str) -> str:
+        return render_value(self._templates[name], self._context, f"template {name}")
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._templates)
+
+    def __len__(self) -> int:
+        return len(self._templates)
+
+
+def with_shared(context: dict[str, Any], manifest: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``context`` with ``shared``: the manifest's shared templates rendered in it."""
+    context["shared"] = Shared((manifest or {}).get("templates", {}), context)
+    return context
+
+
 def disk_dirs(disks: Mapping[str, int]) -> dict[str, list[str]]:
     """The member's disk folders by class: ``/data/1..N`` in sorted class order (the scheduler's)."""
     dirs: dict[str, list[str]] = {}
@@ -120,7 +145,7 @@ def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: d
     for old in retired:
         if old.get("role") in gone and old.get("ip") and old["ip"] not in held:
             gone[old["role"]].append({"id": old.get("member_id"), "ip": old["ip"]})
-    return {
+    return with_shared({
         "cluster": cluster,
         "member": {"id": member.member_id, "name": member.name, "role": member.role, "index": member.index,
                    "ip": ips.get(member.member_id), "data_dirs": [f"/data/{i}" for i in range(1, disk_count + 1)],
@@ -130,4 +155,4 @@ def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: d
         "retired": gone,
         "settings": options.get("settings", {}),
         "bound": bound or {},
-    }
+    }, manifest)

@@ -2,7 +2,11 @@
 
 `hdfs://host:port/path` and `hdfs:///path` name files of the NameNode whose WebHDFS address is
 env `SPINDLE_HDFS_WEBHDFS` (e.g. `http://10.0.0.5:9870`; Spindle sets it in the members and
-drivers of an engine cluster bound to an HDFS cluster): the RPC port of the URL (8020) is not
+drivers of an engine cluster bound to an HDFS cluster). An HDFS with high availability has two
+NameNodes, one active: the variable lists both, comma-separated, and each request goes to the one
+that answered last, to the other when it is unreachable or standby (`StandbyException`), for up
+to FAILOVER_S while a failover is under way. `hdfs://spindle/path` (Hadoop's nameservice) names
+the configured HDFS too. The RPC port of the URL (8020) is not
 WebHDFS's, so the address comes from configuration. An `hdfs://` URL naming another host goes
 to that host's default WebHDFS port (9870). `webhdfs://host:port/path` (Hadoop's scheme) names
 the WebHDFS address itself. Requests carry `user.name=` (simple authentication): env
@@ -19,6 +23,8 @@ import http.client
 import json
 import os
 import socket
+import threading
+import time
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
@@ -28,6 +34,8 @@ SCHEMES = ("hdfs://", "webhdfs://")
 WEBHDFS_PORT = 9870
 DEFAULT_USER = "hdfs"
 TIMEOUT_S = 60
+FAILOVER_S = 60  # how long requests go back and forth between two NameNodes while neither is active
+NAMESERVICE = "spindle"  # the HA nameservice of a Spindle HDFS (hdfs://spindle/path)
 _CHUNK = 1 << 20
 
 
@@ -67,15 +75,24 @@ class HdfsPath:
         return HdfsPath(self.host, self.port, self.user, path)
 
 
-def _webhdfs_address(env):
-    """(host, port) of env SPINDLE_HDFS_WEBHDFS, or None when unset."""
+def webhdfs_addresses(env=None):
+    """[(host, port)] of env SPINDLE_HDFS_WEBHDFS: one NameNode, or an HA pair (comma-separated);
+    [] when unset."""
+    env = os.environ if env is None else env
     value = (env.get("SPINDLE_HDFS_WEBHDFS") or "").strip()
-    if not value:
-        return None
-    parts = urlsplit(value if "://" in value else f"http://{value}")
-    if parts.scheme != "http" or not parts.hostname:
-        raise ValueError(f"SPINDLE_HDFS_WEBHDFS={value!r}: expected http://HOST:PORT")
-    return parts.hostname, parts.port or WEBHDFS_PORT
+    addresses = []
+    for item in filter(None, (v.strip() for v in value.split(","))):
+        parts = urlsplit(item if "://" in item else f"http://{item}")
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"SPINDLE_HDFS_WEBHDFS={value!r}: expected http://HOST:PORT[,http://HOST:PORT]")
+        addresses.append((parts.hostname, parts.port or WEBHDFS_PORT))
+    return addresses
+
+
+def _webhdfs_address(env):
+    """(host, port) of the (first) NameNode of env SPINDLE_HDFS_WEBHDFS, or None when unset."""
+    addresses = webhdfs_addresses(env)
+    return addresses[0] if addresses else None
 
 
 def parse(url, env=None):
@@ -112,7 +129,7 @@ def parse(url, env=None):
         if configured is None:
             raise ValueError(f"{url!r} names no NameNode and SPINDLE_HDFS_WEBHDFS is not set")
         return HdfsPath(*configured, user, path)
-    if configured is not None and configured[0] == parts.hostname:
+    if configured is not None and parts.hostname in (NAMESERVICE, *(h for h, _ in webhdfs_addresses(env))):
         return HdfsPath(*configured, user, path)
     return HdfsPath(parts.hostname, WEBHDFS_PORT, user, path)
 
@@ -188,28 +205,56 @@ def preferred_nodes(hosts, nodes):
 
 # -- WebHDFS client --
 
-class WebHdfs:
-    """The WebHDFS REST operations the engine uses, on the NameNode of `where` (an HdfsPath)."""
+_active_lock = threading.Lock()
+_active: dict[tuple, tuple] = {}  # an HA pair (a tuple of addresses) → the address that answered last as the active
 
-    def __init__(self, where, timeout=TIMEOUT_S):
+
+class WebHdfs:
+    """The WebHDFS REST operations the engine uses, on the NameNode of `where` (an HdfsPath), or
+    on the HA pair of SPINDLE_HDFS_WEBHDFS it is one of (see the module's docstring)."""
+
+    def __init__(self, where, timeout=TIMEOUT_S, env=None):
         self.host, self.port, self.user = where.host, where.port, where.user
         self.timeout = timeout
+        pair = tuple(webhdfs_addresses(env))
+        self.namenodes = pair if len(pair) > 1 and (where.host, where.port) in pair else ((where.host, where.port),)
 
     def _url(self, path, op, **params):
         query = urlencode({"op": op, "user.name": self.user, **params})
         return f"/webhdfs/v1{quote(path)}?{query}"
 
     def _ask(self, method, path, op, **params):
-        """One request to the NameNode: (status, its Location header, body); HdfsError when the
-        NameNode cannot be reached."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        """One request to the active NameNode: (status, its Location header, body); HdfsError when
+        no NameNode can be reached, or (HA) none has become active within FAILOVER_S."""
+        deadline = time.monotonic() + (FAILOVER_S if len(self.namenodes) > 1 else 0)
+        while True:
+            with _active_lock:
+                first = _active.get(self.namenodes, self.namenodes[0])
+            for host, port in sorted(self.namenodes, key=lambda a: a != first):
+                try:
+                    status, location, body = self._ask_one(host, port, method, path, op, **params)
+                except HdfsError as e:
+                    failed = e
+                    continue
+                if status == 403 and b"StandbyException" in body:
+                    failed = _remote_error(f"{op} {path} at {host}:{port}", status, body)
+                    continue
+                if len(self.namenodes) > 1:
+                    with _active_lock:
+                        _active[self.namenodes] = (host, port)
+                return status, location, body
+            if time.monotonic() >= deadline:
+                raise failed
+            time.sleep(1)
+
+    def _ask_one(self, host, port, method, path, op, **params):
+        conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
         try:
             conn.request(method, self._url(path, op, **params))
             resp = conn.getresponse()
             return resp.status, resp.getheader("Location"), resp.read()
         except OSError as e:
-            raise HdfsError(f"WebHDFS {self.host}:{self.port} unreachable ({op} {path}): {e}") \
-                from None
+            raise HdfsError(f"WebHDFS {host}:{port} unreachable ({op} {path}): {e}") from None
         finally:
             conn.close()
 

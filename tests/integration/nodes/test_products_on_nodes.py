@@ -1,4 +1,4 @@
-"""Spark, the engine and Kafka on three simulated nodes (deploy/node): Spark with a worker on each node
+"""Spark, the engine, HDFS, Kafka and Cassandra on three simulated nodes (deploy/node): Spark with a worker on each node
 counts words exactly, its driver a Mesos task on a node; an engine cluster with an executor on each
 node runs the Figure-5 word count and K-Means exactly, partitions crossing nodes over TCP. Kafka with
 the nodes in two racks (issue 26): the brokers (replicas) are placed one per node by default; each
@@ -7,6 +7,8 @@ with acks=all records every write the brokers acknowledged while a whole node is
 agents and broker at once), and a reader afterwards finds every one of them; the node back, the lost
 broker is replaced there with its IP and catches up. Cassandra likewise: its nodes one per node, a
 writer at QUORUM through a whole node's loss, every acknowledged row read back, the node replaced.
+HDFS with high availability (the default on three nodes): a writer of files through the loss of the
+active NameNode's node, every acknowledged file read back from the NameNode that took over.
 
 Marked slow (the product images are pulled onto each of the three nodes, then the clusters and jobs
 run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes with
@@ -26,6 +28,9 @@ from spindle_common.clients import SchedulerClient
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.cassandra_records import Writer as RowWriter
 from tests.support.cassandra_records import connected, not_read_back
+from tests.support.hdfs_records import Writer as FileWriter
+from tests.support.hdfs_records import active_and_standby, bean, state, written_to
+from tests.support.hdfs_records import not_read_back as files_not_read_back
 from tests.support.jobs import (
     CPP_WORDCOUNT,
     JOBS,
@@ -134,6 +139,84 @@ def kafka_state(brokers: list[dict]) -> str:
                 if " WARN " in line or " ERROR " in line][-15:]
         said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
     return " | ".join(said)
+
+
+def test_hdfs_with_ha_loses_no_acknowledged_file_when_the_active_namenodes_node_dies(nodes, database_url):
+    """HDFS on three nodes has high availability by default: two NameNodes on two nodes, a journal
+    member and a DataNode on each node (asserted from each node's Docker), the DataNodes in their
+    nodes' racks (`hdfs dfsadmin -printTopology`). A writer creates files through WebHDFS, following
+    failovers, while the node of the active NameNode is killed whole (that NameNode, a journal member,
+    a DataNode): the standby becomes active, writes go on, and every file HDFS acknowledged reads back.
+    The node back, its members are replaced there with their IPs: the NameNode copies the namespace and
+    is the standby, the journal member joins the journal, no block is missing."""
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
+    with live_user(database_url, "nodehdfs") as user, racks(database_url, nodes["token"]):
+        options = {"roles": {"namenode": {"cpus": 0.25, "mem_mb": 768},
+                             "datanode": {"count": 3, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 1}}},
+                   "settings": {"block_size_mb": 1}, "wait_for_resources": True}
+        wait_for("offers with room on every node", lambda: user.plan("hadoop", "3.3", options).placeable, 60)
+        cluster = wait_settled(user, user.launch("hadoop", "3.3", options), ("RUNNING", "FAILED"), timeout=900)
+        writer, dead = None, None
+        try:
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            assert cluster["options"]["settings"]["ha"] is True, "on by default on three nodes"
+            by_role: dict[str, list[dict]] = {}
+            for member in sorted(cluster["members"], key=lambda m: m["member_id"]):
+                by_role.setdefault(member["role"], []).append(member)
+                [container] = node_docker(member["node"]).containers.list(
+                    filters={"label": f"io.spindle.member={member['member_id']}"})
+                assert container.status == "running", member
+            namenodes, journals, datanodes = by_role["namenode"], by_role["journalnode"], by_role["datanode"]
+            assert len({n["node"] for n in namenodes}) == 2, namenodes  # replicas apart
+            assert sorted(j["node"] for j in journals) == sorted(d["node"] for d in datanodes) == sorted(NODES)
+            active, standby = active_and_standby(namenodes)
+            [container] = node_docker(active["node"]).containers.list(
+                filters={"label": f"io.spindle.member={active['member_id']}"})
+            printed = container.exec_run(["hdfs", "dfsadmin", "-printTopology"]).output.decode()
+            for datanode in datanodes:
+                assert f"Rack: /{RACKS[datanode['node']]}\n   {datanode['ip']}:9866" in printed, printed
+
+            writer = FileWriter(namenodes, "/spindle/writes")
+            writer.start()
+            wait_for("acknowledged files", lambda: len(writer.acked) >= 100, 180)
+            dead = active["node"]
+            killed_at = time.monotonic()
+            sh("deploy/node", "kill", dead)
+            at_kill = len(writer.acked)
+            wait_for("the standby NameNode active", lambda: state(standby) == "active", 120)
+            print(f"failover: {time.monotonic() - killed_at:.1f} s after the kill")
+            try:
+                wait_for("files acknowledged after the node's loss", lambda: len(writer.acked) >= at_kill + 100, 300)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; {writer.failed} not acknowledged, the last: "
+                                     f"{writer.errors[-3:]}") from None
+            acked = writer.stop()
+            print(f"writer: {len(acked)} files acknowledged ({at_kill} by the time {dead} was dead), "
+                  f"{writer.failed} not; longest pause {writer.longest_pause(killed_at):.1f} s")
+            lost = files_not_read_back([standby], "/spindle/writes", acked)
+            assert not lost, f"{len(lost)} of {len(acked)} acknowledged files lost, e.g. {lost[:5]}"
+
+            # The node comes back: its journal member and DataNode are replaced there (one per node),
+            # with their IPs, on fresh disks; its NameNode there or on the node with no NameNode.
+            sh("deploy/node", "start", dead)
+            for victim in [m for m in cluster["members"] if m["node"] == dead]:
+                cluster, member = replaced(user, cluster, victim["member_id"], timeout=600)
+                assert member["ip"] == victim["ip"], member
+                assert member["node"] == dead if victim["role"] != "namenode" else member["node"] != standby["node"]
+            assert active_and_standby(namenodes) == (standby, active), "the replaced NameNode is the standby"
+            [journal] = [j for j in journals if j["node"] == dead]
+            wait_for("the journal member on the node back written to", lambda: written_to(standby, journal["ip"]),
+                     300, every=5)
+            wait_for("no block missing or under-replicated", lambda: (lambda fs: (
+                fs["MissingBlocks"], fs["UnderReplicatedBlocks"]) == (0, 0))(
+                bean(standby, "Hadoop:service=NameNode,name=FSNamesystem")), 300, every=5)
+        finally:
+            if writer:
+                writer.stopping.set()
+            sh("deploy/node", "start", dead or "n3")  # starts what is not running (after a failure)
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"], NODES), 120)
 
 
 def test_kafka_brokers_in_two_racks_lose_no_acknowledged_record_when_a_node_dies(nodes, database_url):

@@ -204,7 +204,8 @@ def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
 
 
 def test_replicas_are_planned_one_per_node_over_racks_and_too_many_are_refused(nodes, database_url):
-    """HDFS DataNodes (a replica role) on the three nodes: planned one per node; with n1 and n2 in one
+    """HDFS DataNodes (a replica role) on the three nodes: planned one per node (and with them the
+    journal members and the two NameNodes of HA, on by default there); with n1 and n2 in one
     rack (the admin's inventory) two of them take both racks though both preferred nodes are in one;
     four on three nodes are refused, at the plan and at the launch, naming the role, count and nodes."""
     small = {"cpus": 0.25, "mem_mb": 512}
@@ -214,6 +215,10 @@ def test_replicas_are_planned_one_per_node_over_racks_and_too_many_are_refused(n
                          .placeable and p, 60)
         datanodes = [m.node for m in three.members if m.member_id.startswith("datanode-")]
         assert sorted(datanodes) == sorted(NODES), three
+        # Three nodes: HDFS has high availability by default, its NameNodes and journal members apart too.
+        journals = [m.node for m in three.members if m.member_id.startswith("journalnode-")]
+        namenodes = {m.node for m in three.members if m.member_id.startswith("namenode-")}
+        assert sorted(journals) == sorted(NODES) and len(namenodes) == 2, three
 
         two = {"roles": {**roles, "datanode": {**roles["datanode"], "count": 2}},
                "placement": {"preferred_nodes": ["n1", "n2"]}}

@@ -143,7 +143,7 @@ def test_a_cluster_others_are_bound_to_is_deleted_only_with_force_and_they_are_t
          {"cluster_id": engine, "product": "engine", "binding": "hdfs"}], key=lambda b: b["cluster_id"])
     assert spark in error["message"] and engine in error["message"] and gone not in error["message"]
     view = api.get(f"/clusters/{hdfs}", headers=AS_API).json()
-    assert (view["state"], view["notices"]) == ("RUNNING", [])
+    assert (view["state"], [n["code"] for n in view["notices"]]) == ("RUNNING", ["NO_STANDBY_NAMENODE"])
     states = [e["state"] for e in api.get(f"/clusters/{hdfs}/events", headers=AS_API).json()]
     assert "DELETE_REQUESTED" not in states, "a refused delete changes nothing"
 

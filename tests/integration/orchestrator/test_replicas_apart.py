@@ -37,6 +37,13 @@ def launch(api, options):
                                                        "version": "3.3", "options": resolved})
 
 
+NO_STANDBY = "NO_STANDBY_NAMENODE"  # HDFS on fewer than 3 nodes: one NameNode (settings.ha decided off)
+
+
+def codes(view: dict) -> list[str]:
+    return [n["code"] for n in view["notices"]]
+
+
 def clusters(db):
     with session_factory(db)() as session:
         return session.query(Cluster).count()
@@ -55,10 +62,11 @@ def test_more_replicas_than_nodes_is_refused_naming_role_count_and_nodes(platfor
     excluded = launch(api, {"roles": {"datanode": {"count": 2}}, "placement": {"excluded_nodes": ["n2"]}})
     assert (excluded.status_code, excluded.json()["error"]["details"]["nodes"]) == (422, ["n1"])
     relaxed = launch(api, {"roles": {"datanode": {"count": 3}}, "placement": {"replicas_apart": []}})
-    assert relaxed.status_code == 202 and relaxed.json()["notices"] == [], "the user let them share nodes"
+    assert relaxed.status_code == 202 and codes(relaxed.json()) == [NO_STANDBY], "the user let them share nodes"
+    assert relaxed.json()["options"]["settings"]["ha"] is False, "decided for two nodes"
 
     fits = launch(api, {"roles": {"datanode": {"count": 2}}})
-    assert fits.status_code == 202 and fits.json()["notices"] == []
+    assert fits.status_code == 202 and codes(fits.json()) == [NO_STANDBY]
     cluster_id = fits.json()["id"]
     with session_factory(db)() as session:
         session.get(Cluster, cluster_id).state = "RUNNING"
@@ -78,13 +86,31 @@ def test_on_a_one_node_platform_replicas_share_it_and_the_cluster_says_so(platfo
     accepted = launch(api, {"roles": {"datanode": {"count": 3}}})
     assert accepted.status_code == 202, accepted.text
     cluster = accepted.json()
-    [notice] = cluster["notices"]
-    assert notice["code"] == "REPLICAS_SHARE_A_NODE"
+    [no_standby, notice] = cluster["notices"]
+    assert (no_standby["code"], notice["code"]) == (NO_STANDBY, "REPLICAS_SHARE_A_NODE")
+    assert "no standby" in no_standby["message"]
     assert "3 datanode members" in notice["message"] and "its loss loses every copy" in notice["message"]
     events = api.get(f"/clusters/{cluster['id']}/events", headers=AS_API).json()
     assert [e["message"] for e in events if e["state"] == "REPLICAS_SHARE_A_NODE"] == [notice["message"]]
     single = launch(api, {"roles": {"datanode": {"count": 1}}})
-    assert single.json()["notices"] == [], "one DataNode shares with no other"
+    assert codes(single.json()) == [NO_STANDBY], "one DataNode shares with no other"
     nodes.clear()  # the scheduler not answering with nodes: nothing is said or refused
     unknown = launch(api, {"roles": {"datanode": {"count": 2, "disks": {"hdd": 1}}}})
-    assert (unknown.status_code, unknown.json()["notices"]) == (202, []), unknown.text
+    assert (unknown.status_code, codes(unknown.json())) == (202, [NO_STANDBY]), unknown.text
+
+
+def test_hdfs_on_three_nodes_has_high_availability_unless_asked_not_to(platform):
+    """settings.ha left out is decided by the platform's nodes at the launch: on with three (two
+    NameNodes and three journal members, all apart), off with fewer (a notice says there is no
+    standby); a launch saying it keeps its choice."""
+    api, nodes, _ = platform
+    nodes[:] = ["n1", "n2", "n3"]
+    small = {"datanode": {"disks": {"hdd": 1}}}  # both within the owner's quota of 16 disks
+    ha = launch(api, {"roles": small}).json()
+    assert (ha["options"]["settings"]["ha"], codes(ha)) == (True, [])
+    off = launch(api, {"roles": small, "settings": {"ha": False}}).json()
+    assert (off["options"]["settings"]["ha"], codes(off)) == (False, [NO_STANDBY])
+    nodes[:] = ["n1", "n2"]
+    refused = launch(api, {"settings": {"ha": True}, "roles": {"datanode": {"count": 2}}})
+    assert (refused.status_code, refused.json()["error"]["details"]) == (
+        422, {"role": "journalnode", "count": 3, "nodes": ["n1", "n2"]}), refused.text

@@ -1,10 +1,13 @@
-"""Hadoop HDFS through the public REST API on the real stack: a user launches 1 NameNode (its
-metadata on its one dedicated disk) + 2 DataNodes with 2 dedicated disks each → RUNNING; a file
-of several blocks (1 MiB blocks, 8 MiB) written through WebHDFS from the host is read back
-identical, and block files (``blk_*``) lie on every dedicated disk of every DataNode; a killed
-DataNode comes back with its IP on fresh disks, rejoins the NameNode, and the file is still whole;
-a killed NameNode (``restart: in_place``) comes back on its node and disk with its namespace, the
-file still whole; DELETE → DESTROYED with nothing left."""
+"""Hadoop HDFS through the public REST API on the real stack. With high availability (two NameNodes,
+their metadata each on its one dedicated disk, three journal members) + 2 DataNodes with 2 dedicated
+disks each → RUNNING; a file of several blocks (1 MiB blocks, 8 MiB) written through WebHDFS from the
+host is read back identical, and block files (``blk_*``) lie on every dedicated disk of every
+DataNode; a killed DataNode comes back with its IP on fresh disks, rejoins, and the file is still
+whole; a killed active NameNode hands over to the standby, comes back in place (``restart:
+in_place``) with its namespace as the new standby; a killed journal member comes back and rejoins
+the journal; DELETE → DESTROYED with nothing left. A resize down decommissions the leaving DataNode
+first (one NameNode: the default on one node).
+"""
 import json
 import os
 import time
@@ -13,7 +16,9 @@ import httpx
 import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
+from tests.support.hdfs_records import active_and_standby, bean, namespace_of, state, written_to
 from tests.support.live_users import live_user
+from tests.support.nodes import wait_for
 from tests.support.through_restarts import replaced, retrying, settled
 
 BLOCK_MB = 1
@@ -24,7 +29,7 @@ FILE_BYTES = 8 * 1024 * 1024
 LAUNCH = {
     "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}},
               "datanode": {"count": 2, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 2}}},
-    "settings": {"replication": 2, "block_size_mb": BLOCK_MB},
+    "settings": {"replication": 2, "block_size_mb": BLOCK_MB, "ha": True},
     "wait_for_resources": True,
 }
 HDFS_USER = "hdfs"  # the superuser (HADOOP_USER_NAME of the daemons); WebHDFS takes user.name
@@ -109,16 +114,26 @@ def block_files(container, disk: int) -> list[str]:
     return out.output.decode().split()
 
 
-def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(user, platform_env):
+def test_hdfs_with_ha_stores_blocks_on_every_datanode_disk_fails_over_and_leaves_nothing(user, platform_env):
+    """HDFS with high availability (settings.ha) on this one-node platform: two NameNodes, three
+    journal members, two DataNodes. A file's blocks lie on every disk of every DataNode; a killed
+    DataNode comes back with its IP on fresh disks; killing the active NameNode makes the standby
+    active (its failover controller) with the file whole, and the killed one comes back in place,
+    namespace and all, as the standby; a killed journal member comes back on a fresh disk and joins
+    the journal (the NameNode writes its edits to all three again); clients inside the cluster use
+    the nameservice; DELETE leaves nothing."""
     cluster = retrying(lambda: user.launch("hadoop", "3.3", LAUNCH))
     try:
         cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
         assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
-        namenode = next(m for m in cluster["members"] if m["role"] == "namenode")
+        assert cluster["options"]["settings"]["ha"] is True
+        namenodes = [m for m in cluster["members"] if m["role"] == "namenode"]
         datanodes = [m for m in cluster["members"] if m["role"] == "datanode"]
-        assert [d["disk_class"] for d in namenode["disks"]] == ["ssd"]
-        assert len(datanodes) == 2 and all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
-        # This platform has one node: the DataNodes (replicas) share it, and the cluster says so.
+        journals = [m for m in cluster["members"] if m["role"] == "journalnode"]
+        assert (len(namenodes), len(datanodes), len(journals)) == (2, 2, 3)
+        assert all([d["disk_class"] for d in n["disks"]] == ["ssd"] for n in namenodes)
+        assert all([d["disk_class"] for d in m["disks"]] == ["hdd", "hdd"] for m in datanodes)
+        # This platform has one node: the replicas share it, and the cluster says so.
         assert [n["code"] for n in cluster["notices"]] == ["REPLICAS_SHARE_A_NODE"], cluster["notices"]
 
         # Each member runs as nobody on a read-only root; the DataNode's config lists both its disks.
@@ -128,13 +143,16 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
             assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
         site = container_of(datanodes[0]).exec_run(["cat", "/etc/hadoop/hdfs-site.xml"]).output.decode()
         assert "<name>dfs.datanode.data.dir</name><value>/data/1/data,/data/2/data</value>" in site
+        namenode, standby = active_and_standby(namenodes)
         live = live_datanodes(namenode, expected=2)
         assert {node["xferaddr"].split(":")[0] for node in live.values()} == {m["ip"] for m in datanodes}
         # Rack awareness: each DataNode in the rack Spindle gave it (its node's failure domain).
         racks = racks_of(datanodes)
         assert topology(namenode) == {m["ip"]: f"/{racks[m['member_id']]}" for m in datanodes}
-        # The NameNode formatted its dedicated disk on its first start.
-        assert container_of(namenode).exec_run(["ls", "/data/1/name/current/VERSION"]).exit_code == 0
+        # The first NameNode formatted its disk and the journal; the second copied its namespace.
+        versions = [container_of(n).exec_run(["cat", "/data/1/name/current/VERSION"]) for n in namenodes]
+        assert all(v.exit_code == 0 for v in versions) and \
+            len({namespace_of(v.output.decode()) for v in versions}) == 1, versions
 
         data = os.urandom(FILE_BYTES)
         created = httpx.put(webhdfs(namenode, "/spindle/e2e.bin"),
@@ -144,11 +162,19 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         assert httpx.URL(location).host in {m["ip"] for m in datanodes}, location  # DataNodes by their IP
         written = httpx.put(location, content=data, timeout=120)
         assert written.status_code == 201, written.text[:500]
+        # The standby answers no client (a client asks the other NameNode then). Its first WebHDFS
+        # request starts its web application: 25 s on this busy machine once.
+        refused = httpx.get(webhdfs(standby, "/spindle/e2e.bin"), params={"op": "GETFILESTATUS",
+                                                                         "user.name": HDFS_USER}, timeout=60)
+        assert refused.status_code == 403 and "StandbyException" in refused.text, refused.text[:300]
 
         status = httpx.get(webhdfs(namenode, "/spindle/e2e.bin"),
                            params={"op": "GETFILESTATUS", "user.name": HDFS_USER}, timeout=10).json()["FileStatus"]
         assert (status["length"], status["blockSize"], status["replication"]) == (FILE_BYTES, BLOCK_MB << 20, 2)
         assert read_back(namenode, "/spindle/e2e.bin") == data
+        # A client in the cluster names HDFS by its nameservice and finds the file.
+        listed = container_of(datanodes[1]).exec_run(["hdfs", "dfs", "-ls", "hdfs://spindle/spindle/e2e.bin"])
+        assert listed.exit_code == 0 and str(FILE_BYTES).encode() in listed.output, listed.output[-500:]
 
         blocks = FILE_BYTES // (BLOCK_MB << 20)
         for datanode in datanodes:
@@ -171,19 +197,35 @@ def test_hdfs_cluster_stores_blocks_on_every_datanode_disk_and_leaves_nothing(us
         assert victim["ip"] in {node["xferaddr"].split(":")[0] for node in live.values()}
         assert read_back(namenode, "/spindle/e2e.bin") == data
 
-        # The NameNode dies (restart: in_place): it starts again on its node with its disk, so it
-        # loads the namespace it had (no new format) and the file is still there, whole.
+        # The active NameNode dies: the standby's failover controller makes it active, and the file
+        # is whole there. The killed one (restart: in_place) comes back on its node with its disk,
+        # loads the namespace it had (no new format) and is the standby now.
         old = container_of(namenode)
         version = old.exec_run(["cat", "/data/1/name/current/VERSION"]).output.decode()
         old.kill()
+        wait_for("the standby NameNode active", lambda: state(standby) == "active", 120)
+        assert read_back(standby, "/spindle/e2e.bin") == data
         cluster, again = replaced(user, cluster, namenode["member_id"], timeout=300)
         assert (again["ip"], again["node"]) == (namenode["ip"], namenode["node"])
         assert [d["id"] for d in again["disks"]] == [d["id"] for d in namenode["disks"]], "its own disk"
         assert container_of(again).id != old.id
         assert container_of(again).exec_run(["cat", "/data/1/name/current/VERSION"]).output.decode() == version
-        live_datanodes(again, expected=2)
-        assert read_back(again, "/spindle/e2e.bin") == data
+        assert active_and_standby([standby, again]) == (standby, again)
         assert any("in place on node" in e.message for e in user.events(cluster) if e.member_id == again["member_id"])
+
+        # A journal member dies: its replacement (fresh disk, same IP) copies the journal's VERSION
+        # from a peer and takes the active NameNode's edits again, from the next edit log segment on.
+        lost = journals[0]
+        container_of(lost).kill()
+        cluster, back = replaced(user, cluster, lost["member_id"], timeout=300)
+        assert back["ip"] == lost["ip"]
+        logs = container_of(back).logs().decode()
+        assert "joined the journal with" in logs, logs[-2000:]
+        assert json.loads(bean(back, "Hadoop:service=JournalNode,name=JournalNodeInfo")["JournalsStatus"])[
+            "spindle"]["Formatted"] == "true"
+        container_of(standby).exec_run(["hdfs", "dfsadmin", "-rollEdits"])  # a new segment: on all three
+        wait_for("the journal member written to again", lambda: written_to(standby, back["ip"]), 120, every=5)
+        assert read_back(standby, "/spindle/e2e.bin") == data
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
@@ -197,7 +239,8 @@ def test_a_datanode_a_resize_removes_is_decommissioned_first(user):
     and removed once the NameNode reports it decommissioned; then the file is whole and no block is
     missing or under-replicated."""
     launch = {**LAUNCH, "roles": {**LAUNCH["roles"], "datanode": {"count": 3, "cpus": 0.45, "mem_mb": 768,
-                                                                  "disks": {"hdd": 1}}}}
+                                                                  "disks": {"hdd": 1}}},
+              "settings": {**LAUNCH["settings"], "ha": False}}
     cluster = retrying(lambda: user.launch("hadoop", "3.3", launch))
     try:
         cluster = settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from spindle_common.catalog import CatalogError, load_catalog, member_requests, replicas_sharing, validate_options
+from spindle_common.catalog import (
+    CatalogError,
+    load_catalog,
+    load_manifest,
+    member_requests,
+    platform_defaults,
+    replicas_sharing,
+    role_counts,
+    validate_options,
+)
 from spindle_common.contracts import ClusterSpec
 from spindle_common.errors import ApiError
 
@@ -143,7 +152,8 @@ PLACEMENT_DEFAULTS = {"strategy": "spread", "anti_affinity": [], "replicas_apart
 @pytest.mark.parametrize("product, version, roles, replicas", [
     ("cassandra", "5.0", ["node"], ["node"]), ("kafka", "4.0", ["broker"], ["broker"]),
     ("engine", "1.0", ["backend", "executor"], []),
-    ("hadoop", "3.3", ["namenode", "datanode", "resourcemanager"], ["datanode"]),
+    ("hadoop", "3.3", ["namenode", "datanode", "journalnode", "resourcemanager"],
+     ["namenode", "datanode", "journalnode"]),
     ("spark", "3.5", ["master", "worker"], []), ("static-web", "1.0", ["server"], []),
 ])
 def test_every_product_takes_the_shared_placement_option_with_its_own_roles(catalog, product, version, roles,
@@ -249,3 +259,31 @@ def test_a_manifest_without_the_shared_placement_fails_to_load(tmp_path, placeme
     write_manifest(tmp_path, manifest)
     with pytest.raises(CatalogError, match=r"field options_schema.properties.placement: needs \"placement\""):
         load_catalog(tmp_path)
+
+
+@pytest.mark.parametrize("nodes, given, ha, namenodes, journals", [
+    ([], None, False, 1, 0),
+    (["n1"], None, False, 1, 0),
+    (["n1", "n2"], None, False, 1, 0),
+    (["n1", "n2", "n3"], None, True, 2, 3),
+    (["n1", "n2", "n3", "n4"], False, False, 1, 0),  # given: kept
+    (["n1"], True, True, 2, 3),
+])
+def test_hdfs_ha_is_on_by_default_from_three_nodes(catalog, nodes, given, ha, namenodes, journals):
+    manifest = catalog.get("hadoop", "3.3")
+    options = validate_options(manifest, {} if given is None else {"settings": {"ha": given}})
+    decided = platform_defaults(manifest, options, nodes)
+    assert decided["settings"]["ha"] is ha and decided["settings"]["replication"] == 3
+    assert (role_counts(manifest, decided)["namenode"], role_counts(manifest, decided)["journalnode"]) == \
+        (namenodes, journals)
+    assert "ha" not in options.get("settings", {}) or given is not None  # the input is not changed
+
+
+def test_a_count_that_a_setting_decides_must_fit_the_roles_bounds(tmp_path):
+    manifest = json.loads((REPO_CATALOG / "static-web" / "1.0" / "manifest.json").read_text())
+    manifest["roles"]["server"]["count"]["when"] = {"big": 99}
+    path = tmp_path / "static-web" / "1.0" / "manifest.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(CatalogError, match="roles.server.count"):
+        load_manifest(path)

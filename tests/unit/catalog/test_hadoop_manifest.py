@@ -17,6 +17,9 @@ from spindle_orchestrator.job_runner import driver_command, driver_context
 from spindle_orchestrator.render import member_context, plan_members, render_member, render_value
 
 REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
+# Every client's writes go on with the DataNodes left when one in its pipeline dies and none can
+# replace it (3 DataNodes, replication 3, one node lost).
+BEST_EFFORT = "dfs.client.block.write.replace-datanode-on-failure.best-effort"
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +51,8 @@ def driver(manifest, options: dict) -> tuple[list[str], dict[str, str]]:
                for i, m in enumerate(planned, start=1)]
     cluster = SimpleNamespace(id="c1", owner="ann", product="hadoop", version="3.3", members=members,
                               options=resolved)
-    context = driver_context(cluster, SimpleNamespace(id="j1", main="main.sh"), "10.0.0.99")  # type: ignore[arg-type]
+    context = driver_context(cluster, SimpleNamespace(id="j1", main="main.sh"), "10.0.0.99",  # type: ignore[arg-type]
+                             manifest=manifest)
     return driver_command(manifest, context, ["a", "b"]), render_value(manifest["jobs"]["env"], context, "env")
 
 
@@ -131,7 +135,8 @@ def test_yarn_is_off_by_default_and_jobs_then_run_mapreduce_in_the_driver(manife
     assert parse(env["SPINDLE_MAPRED_SITE"])["mapreduce.framework.name"] == "local"
     assert parse(env["SPINDLE_YARN_SITE"]) == {}
     assert parse(env["SPINDLE_CORE_SITE"])["fs.defaultFS"] == "hdfs://10.0.0.1:8020"
-    assert parse(env["SPINDLE_HDFS_SITE"]) == {"dfs.replication": "3", "dfs.blocksize": str(128 << 20)}
+    assert parse(env["SPINDLE_HDFS_SITE"]) == {"dfs.replication": "3", "dfs.blocksize": str(128 << 20),
+                                               BEST_EFFORT: "true"}
     assert (env["HADOOP_CONF_DIR"], env["HADOOP_USER_NAME"]) == ("/tmp/hadoop-conf", "hdfs")
 
 
@@ -149,7 +154,8 @@ def test_a_resourcemanager_turns_on_a_nodemanager_in_every_datanode_over_all_its
     assert rm_site["yarn.resourcemanager.store.class"].endswith(".FileSystemRMStateStore")
     assert rm_site["yarn.resourcemanager.fs.state-store.uri"] == "hdfs://10.0.0.1:8020/system/yarn/rmstore"
     # written at the cluster's replication (HDFS's default 3 left them under-replicated on 2 DataNodes)
-    assert properties(rm, "hdfs-site.xml") == {"dfs.replication": "2", "dfs.blocksize": str(128 * 1048576)}
+    assert properties(rm, "hdfs-site.xml") == {"dfs.replication": "2", "dfs.blocksize": str(128 * 1048576),
+                                               BEST_EFFORT: "true"}
     for index, ip in ((1, "10.0.0.2"), (2, "10.0.0.3")):
         container = members[f"datanode-{index}"]
         [script] = container["command"][2:]
@@ -272,3 +278,67 @@ def test_the_drain_check_passes_only_once_the_namenode_reports_each_leaving_data
     run = subprocess.run([shell, flag, script], env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, capture_output=True,
                          text=True, timeout=30)
     assert (run.returncode, run.stdout.strip().splitlines()[-1:] or [""]) == (code, [said])
+
+
+def test_ha_is_two_namenodes_over_three_journal_members_and_clients_use_the_nameservice(manifest):
+    """settings.ha: namenode-1/2 (each with its failover controller), journalnode-1..3 (a JournalNode
+    and a ZooKeeper server each); every member and a job's driver name HDFS as hdfs://spindle with
+    both NameNodes' addresses, so a client follows a failover."""
+    members = rendered(manifest, {"settings": {"ha": True}, "roles": {"resourcemanager": {"count": 1}}})
+    assert list(members) == ["namenode-1", "namenode-2", "datanode-1", "datanode-2", "datanode-3",
+                             "journalnode-1", "journalnode-2", "journalnode-3", "resourcemanager-1"]
+    journals = ["10.0.0.6", "10.0.0.7", "10.0.0.8"]
+    client = {"dfs.nameservices": "spindle", "dfs.ha.namenodes.spindle": "namenode-1,namenode-2",
+              "dfs.namenode.rpc-address.spindle.namenode-1": "10.0.0.1:8020",
+              "dfs.namenode.rpc-address.spindle.namenode-2": "10.0.0.2:8020",
+              "dfs.namenode.http-address.spindle.namenode-1": "10.0.0.1:9870",
+              "dfs.namenode.http-address.spindle.namenode-2": "10.0.0.2:9870",
+              "dfs.client.failover.proxy.provider.spindle":
+                  "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
+              "dfs.namenode.shared.edits.dir": "qjournal://10.0.0.6:8485;10.0.0.7:8485;10.0.0.8:8485/spindle"}
+    command, env = driver(manifest, {"settings": {"ha": True}})
+    job_sites = [parse(env["SPINDLE_CORE_SITE"]), parse(env["SPINDLE_HDFS_SITE"])]
+    for name, container in members.items():
+        core, hdfs = properties(container, "core-site.xml"), properties(container, "hdfs-site.xml")
+        assert core["fs.defaultFS"] == "hdfs://spindle", name
+        assert core["ha.zookeeper.quorum"] == ",".join(f"{ip}:2181" for ip in journals), name
+        assert client.items() <= hdfs.items(), name
+        assert "dfs.namenode.rpc-address" not in hdfs, name
+    assert job_sites[0]["fs.defaultFS"] == "hdfs://spindle" and client.items() <= job_sites[1].items()
+    assert properties(members["resourcemanager-1"], "yarn-site.xml")[
+        "yarn.resourcemanager.fs.state-store.uri"] == "hdfs://spindle/system/yarn/rmstore"
+    for index in (1, 2):
+        other = f"namenode-{3 - index}"
+        assert members[f"namenode-{index}"]["command"] == [
+            "sh", "-c", f"exec hdfs-namenode-ha /data/1/name namenode-{index} {other} 'CID-c1'"]
+    for index, ip in enumerate(journals, start=1):
+        container = members[f"journalnode-{index}"]
+        peers = " ".join(j for j in journals if j != ip)
+        assert container["command"] == ["sh", "-c", f"exec hdfs-journal /data/1 {index} {peers}"]
+        hdfs = properties(container, "hdfs-site.xml")
+        assert (hdfs["dfs.journalnode.edits.dir"], hdfs["dfs.journalnode.rpc-address"]) == \
+            ("/data/1/journal", f"{ip}:8485")
+        zoo = dict(line.split("=", 1) for line in container["files"]["/etc/hadoop/zoo.cfg"].splitlines())
+        assert zoo["clientPortAddress"] == ip and zoo["dataDir"] == "/data/1/zookeeper"
+        assert {k: v for k, v in zoo.items() if k.startswith("server.")} == {
+            f"server.{i}": f"{j}:2888:3888" for i, j in enumerate(journals, start=1)}
+
+
+def test_without_ha_one_namenode_and_no_journal(manifest):
+    members = rendered(manifest, {"settings": {"ha": False}})
+    assert list(members) == ["namenode-1", "datanode-1", "datanode-2", "datanode-3"]
+    hdfs = properties(members["namenode-1"], "hdfs-site.xml")
+    assert hdfs["dfs.namenode.rpc-address"] == "10.0.0.1:8020" and "dfs.nameservices" not in hdfs
+    assert "ha.zookeeper.quorum" not in properties(members["datanode-1"], "core-site.xml")
+
+
+@pytest.mark.parametrize("options", [
+    {"roles": {"namenode": {"count": 2}}},  # the NameNodes' count comes from settings.ha
+    {"roles": {"journalnode": {"count": 3}}},
+    {"settings": {"ha": "yes"}},
+    {"roles": {"journalnode": {"disks": {"hdd": 2}}}},
+])
+def test_ha_is_asked_for_by_its_setting_only(manifest, options):
+    with pytest.raises(ApiError) as refused:
+        validate_options(manifest, options)
+    assert refused.value.code == "INVALID_OPTIONS"

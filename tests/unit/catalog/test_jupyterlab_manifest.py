@@ -124,3 +124,23 @@ def test_the_defaults_with_a_token(manifest):
     assert sorted(manifest["bindings"]) == ["engine", "hdfs", "spark"]
     assert [(p["name"], p["port"], p["ui"]) for p in manifest["roles"]["server"]["ports"]] == [
         ("jupyterlab", 8888, True), ("spark-driver-ui", 4040, True)]
+
+
+HDFS_HA = {**HDFS, "peers": {**HDFS["peers"],
+                             "namenode": [{"id": "nn1", "name": "namenode-1", "ip": "10.2.0.2", "node": "n1"},
+                                          {"id": "nn2", "name": "namenode-2", "ip": "10.2.0.5", "node": "n2"}],
+                             "journalnode": [{"id": f"j{i}", "name": f"journalnode-{i}", "ip": f"10.2.0.{5 + i}",
+                                              "node": f"n{i}"} for i in (1, 2, 3)]}}
+
+
+def test_bound_to_an_hdfs_with_ha_spark_uses_the_nameservice_and_webhdfs_both_namenodes(manifest):
+    container = rendered(manifest, {"settings": {"token": TOKEN}}, {"hdfs": HDFS_HA})
+    conf = spark_conf(container)
+    assert {k: v for k, v in conf.items() if k.startswith("spark.hadoop.")} == {
+        "spark.hadoop.fs.defaultFS": "hdfs://spindle", "spark.hadoop.dfs.nameservices": "spindle",
+        "spark.hadoop.dfs.ha.namenodes.spindle": "namenode-1,namenode-2",
+        "spark.hadoop.dfs.namenode.rpc-address.spindle.namenode-1": "10.2.0.2:8020",
+        "spark.hadoop.dfs.namenode.rpc-address.spindle.namenode-2": "10.2.0.5:8020",
+        "spark.hadoop.dfs.client.failover.proxy.provider.spindle":
+            "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"}
+    assert container["env"]["SPINDLE_HDFS_WEBHDFS"] == "http://10.2.0.2:9870,http://10.2.0.5:9870"

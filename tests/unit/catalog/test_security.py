@@ -68,7 +68,7 @@ def test_the_real_products_security():
     assert [spark["roles"]["master"]["security"], spark["roles"]["worker"]["security"],
             spark["jobs"]["security"]] == [nobody] * 3
     hadoop = catalog.get("hadoop", "3.3")  # the disks are chowned to nobody before the start
-    assert [*[role["security"] for role in hadoop["roles"].values()], hadoop["jobs"]["security"]] == [nobody] * 4
+    assert [*[role["security"] for role in hadoop["roles"].values()], hadoop["jobs"]["security"]] == [nobody] * 5
     assert catalog.get("cassandra", "5.0")["roles"]["node"]["security"] == nobody
     engine = catalog.get("engine", "1.0")  # root inside, with every capability dropped
     for part in [*engine["roles"].values(), engine["jobs"]]:

@@ -28,7 +28,7 @@ from spindle_api.api.params import (
 from spindle_api.api.routes.products import resolved_options
 from spindle_api.core.config import Settings
 from spindle_api.models import User
-from spindle_api.replicas import check_replicas_apart
+from spindle_api.replicas import for_the_platform
 from spindle_api.schemas import ClusterEvent, ClusterPage, ClusterView, Plan, upstream_model
 from spindle_api.upstream import actor_of, service_client
 from spindle_common.auth import internal_headers
@@ -257,7 +257,7 @@ def plan_resize(username: Username, product: Product, version: Version, cluster_
         raise ApiError(422, "INVALID_OPTIONS", f"{cluster.product} has no role {', '.join(unknown)}",
                        {"errors": [{"path": f"roles.{r}", "message": "no such role"} for r in unknown]})
     options = resolved_options(manifest, with_counts(dict(cluster.options), body.roles))
-    check_replicas_apart(settings, user, manifest, options)
+    options = for_the_platform(settings, user, manifest, options)
     have = {(m.role, m.member_id.rsplit("-", 1)[-1]) for m in cluster.members}
     adding = [m for m in member_requests(manifest, options) if (m["role"], str(m["index"])) not in have]
     if not adding:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Header, Response
 from spindle_api.api.deps import CatalogDep, CurrentUser, OrchestratorDep, SettingsDep
 from spindle_api.api.links import cluster_links
 from spindle_api.api.params import Product, Version, segment
-from spindle_api.replicas import check_replicas_apart
+from spindle_api.replicas import for_the_platform
 from spindle_api.schemas import (
     ClusterView,
     Manifest,
@@ -133,7 +133,7 @@ def plan_launch(product: Product, version: Version, catalog: CatalogDep, user: C
     replicas than nodes to keep them apart 422 REPLICAS_CANNOT_BE_APART."""
     manifest = catalog.get(product, version)
     resolved = resolved_options(manifest, options)
-    check_replicas_apart(settings, user, manifest, resolved)
+    resolved = for_the_platform(settings, user, manifest, resolved)
     with service_client(settings, "orchestrator", user) as orchestrator:
         orchestrator.request("POST", f"/quotas/{segment(actor_of(user))}/check",
                              json={"product": product, "version": version, "options": resolved})

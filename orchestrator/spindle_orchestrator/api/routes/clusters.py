@@ -6,7 +6,15 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from spindle_common.catalog import member_requests, replicas_sharing, role_counts, validate_options, with_counts
+from spindle_common.catalog import (
+    member_requests,
+    platform_defaults,
+    replicas_sharing,
+    role_counts,
+    setting_notices,
+    validate_options,
+    with_counts,
+)
 from spindle_common.contracts import (
     DATASET_NAME_PATTERN,
     NAME_PATTERN,
@@ -36,14 +44,17 @@ router = APIRouter(prefix="/clusters", tags=["clusters"])
 def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, response: Response,
                    q: QuotasDep, request: Request) -> ClusterView:
     """Accept a launch; the worker takes it from PENDING. A repeated idempotency key returns 200.
-    Its replicas must fit apart on the platform's nodes (``replicas_sharing``: 422; on a one-node
-    platform they share it, and the cluster says so). The clusters it binds are checked
-    (``bindings.check``), the dataset it attaches too
+    Settings whose default depends on the platform are decided for its nodes now (``platform_defaults``:
+    HDFS's ``ha``) and recorded in the options. Its replicas must fit apart on the platform's nodes
+    (``replicas_sharing``: 422; on a one-node platform they share it, and the cluster says so). The
+    clusters it binds are checked (``bindings.check``), the dataset it attaches too
     (``datasets.check_attachable``, the dataset locked), then the owner's quota is checked and the
     cluster recorded in one transaction (quotas.admit; the dataset's kept disks already count, so
     they are not asked for twice)."""
     manifest = q.manifest_of(body.product, body.version)
-    sharing = replicas_sharing(manifest, body.options, platform_nodes(request.app.state.scheduler))
+    nodes = platform_nodes(request.app.state.scheduler)
+    body.options = platform_defaults(manifest, body.options, nodes)
+    sharing = replicas_sharing(manifest, body.options, nodes)
     bindings.check(session, manifest, body.options, body.owner_id)
     demand = quotas.cluster_demand(manifest, body.options, q.floating_ips)
     dataset, asked = None, demand
@@ -55,10 +66,11 @@ def create_cluster(body: ClusterCreate, session: SessionDep, _: ServiceCaller, r
         asked = replace(demand, disks={c: n - held.get(c, 0) for c, n in demand.disks.items()})
     quotas.admit(session, body.owner_id, asked, q.defaults, q.manifest_of, q.floating_ips,
                  repeat_key=body.idempotency_key)
+    notices = setting_notices(manifest, body.options)
+    if sharing:
+        notices[REPLICAS_SHARE] = sharing_message(manifest, body.options, sharing)
     cluster, created = clusters.create(session, body.owner, body.owner_id, body.product, body.version,
-                                       body.options, body.idempotency_key, demand.as_json(), dataset,
-                                       {REPLICAS_SHARE: sharing_message(manifest, body.options, sharing)}
-                                       if sharing else None)
+                                       body.options, body.idempotency_key, demand.as_json(), dataset, notices)
     if not created:
         response.status_code = 200
     return cluster_view(cluster)

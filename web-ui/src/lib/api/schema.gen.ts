@@ -1676,6 +1676,13 @@ export interface components {
             roles: {
                 [key: string]: components["schemas"]["RoleManifest"];
             };
+            /**
+             * Templates
+             * @description templates the product's other templates share (each seen as shared[name])
+             */
+            templates?: {
+                [key: string]: string;
+            } | null;
             /** Version */
             version: string;
         };
@@ -2164,6 +2171,13 @@ export interface components {
             max: number;
             /** Min */
             min: number;
+            /**
+             * When
+             * @description a boolean setting → the count while it is on (HDFS's ha: two NameNodes); such a role takes no count option
+             */
+            when?: {
+                [key: string]: number;
+            } | null;
         };
         /** RoleDrain */
         RoleDrain: {
