@@ -8,6 +8,7 @@ import io
 import json
 import os
 import random
+import socket
 import threading
 
 import pytest
@@ -328,3 +329,58 @@ def test_an_ha_pair_with_no_active_namenode_fails_after_the_failover_time(nameno
     with pytest.raises(hdfs.HdfsError, match="StandbyException"):
         hdfs.WebHdfs(hdfs.parse("hdfs:///x", env), env=env).status("/x")
     assert [s.asked for s in namenode_pair] == [hdfs.FAILOVER_S // 10] * 2  # a round every 10 s of the clock
+
+
+def test_a_create_sent_to_an_unreachable_datanode_asks_again_without_it():
+    """The NameNode sends a CREATE to a DataNode that does not answer (a dead one it still counts
+    live): the client asks again with it in `excludedatanodes` and writes to the one it gets then;
+    the next CREATE leaves it out from the start."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{closed.getsockname()[1]}"  # bound, not listening: refused
+        asked, written = [], []
+
+        class DataNode(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):  # noqa: N802
+                size = 0
+                while (line := self.rfile.readline().strip()) and int(line, 16):
+                    size += len(self.rfile.read(int(line, 16) + 2)) - 2
+                self.rfile.readline()
+                written.append(size)
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        live = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DataNode)
+
+        class NameNode(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):  # noqa: N802
+                query = dict(p.split("=", 1) for p in self.path.split("?", 1)[1].split("&"))
+                excluded = query.get("excludedatanodes", "").replace("%3A", ":").replace("%2C", ",")
+                asked.append(excluded)
+                target = f"127.0.0.1:{live.server_address[1]}" if dead in excluded else dead
+                self.send_response(307)
+                self.send_header("Location", f"http://{target}/webhdfs/v1/x?op=CREATE")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        namenode = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NameNode)
+        for server in (live, namenode):
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            client = hdfs.WebHdfs(HdfsPath("127.0.0.1", namenode.server_address[1], "hdfs", "/x"), env={})
+            client.create("/x", [b"abc", b"de"])
+            assert (asked, written) == (["", dead], [5])
+            client.create("/y", [b"f"])
+            assert asked[2:] == [dead] and written == [5, 1], "left out from the start"
+        finally:
+            for server in (live, namenode):
+                server.shutdown()
+                server.server_close()
+            hdfs._excluded.clear()

@@ -35,9 +35,20 @@ def active_and_standby(namenodes: list[dict], timeout: float = 300) -> tuple[dic
         states = [state(n) for n in namenodes]
         if sorted(states) == ["active", "standby"]:
             return namenodes[states.index("active")], namenodes[states.index("standby")]
-        named = dict(zip([n["name"] for n in namenodes], states, strict=True))
+        named = dict(zip([n["member_id"] for n in namenodes], states, strict=True))
         assert time.monotonic() < deadline, f"no active + standby pair: {named}"
         time.sleep(1)
+
+
+def racks_in(topology: str) -> dict[str, str]:
+    """Each DataNode's IP → its rack, from the output of ``hdfs dfsadmin -printTopology``."""
+    racks, rack = {}, None
+    for line in topology.splitlines():
+        if line.startswith("Rack: "):
+            rack = line.removeprefix("Rack: ").strip()
+        elif line.strip() and rack:
+            racks[line.split()[0].rsplit(":", 1)[0]] = rack
+    return racks
 
 
 def namespace_of(version: str) -> tuple[str, str]:

@@ -205,6 +205,26 @@ def preferred_nodes(hosts, nodes):
 
 # -- WebHDFS client --
 
+CREATE_ATTEMPTS = 4  # redirects a CREATE asks for while the DataNodes it is sent to cannot be reached
+EXCLUDED_S = 120  # how long a DataNode that could not be reached is left out of CREATEs
+_excluded_lock = threading.Lock()
+_excluded: dict[str, float] = {}  # DataNode address (host:port) → when it could not be reached
+
+
+def _exclude_datanode(address):
+    with _excluded_lock:
+        _excluded[address] = time.monotonic()
+
+
+def _excluded_datanodes():
+    """``{"excludedatanodes": "h:p,…"}`` of the DataNodes unreachable within EXCLUDED_S, or {}."""
+    with _excluded_lock:
+        now = time.monotonic()
+        for address in [a for a, at in _excluded.items() if now - at > EXCLUDED_S]:
+            del _excluded[address]
+        return {"excludedatanodes": ",".join(sorted(_excluded))} if _excluded else {}
+
+
 _active_lock = threading.Lock()
 _active: dict[tuple, tuple] = {}  # an HA pair (a tuple of addresses) → the address that answered last as the active
 
@@ -307,25 +327,39 @@ class WebHdfs:
     def create(self, path, chunks, overwrite=False, create_parent=True):
         """CREATE `path` with the bytes of iterable `chunks`, streamed (chunked encoding) to the
         DataNode the NameNode redirects to. Without `create_parent` a missing parent directory
-        fails it (a late write cannot bring back a folder already deleted)."""
-        location = urlsplit(self._redirect("PUT", path, "CREATE",
-                                           overwrite="true" if overwrite else "false",
-                                           createparent="true" if create_parent else "false"))
-        conn = http.client.HTTPConnection(location.hostname, location.port, timeout=self.timeout)
-        try:
-            conn.request("PUT", f"{location.path}?{location.query}", body=iter(chunks),
-                         headers={"Content-Type": "application/octet-stream"},
-                         encode_chunked=True)
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 201:
-                raise _remote_error(f"CREATE {path}", resp.status, body)
-        except OSError as e:
-            if isinstance(e, HdfsError):
-                raise
-            raise HdfsError(f"DataNode {location.netloc} failed writing {path}: {e}") from None
-        finally:
-            conn.close()
+        fails it (a late write cannot bring back a folder already deleted). A DataNode that cannot
+        be reached (the NameNode picks one at random for a client that is not a DataNode, a dead
+        one included until it is declared dead, minutes later) is left out of the next
+        CREATE_ATTEMPTS redirects (`excludedatanodes`, as Hadoop's own WebHDFS client does) and
+        for EXCLUDED_S afterwards; nothing of `chunks` has been read then."""
+        for _ in range(CREATE_ATTEMPTS):
+            location = urlsplit(self._redirect("PUT", path, "CREATE",
+                                               overwrite="true" if overwrite else "false",
+                                               createparent="true" if create_parent else "false",
+                                               **_excluded_datanodes()))
+            conn = http.client.HTTPConnection(location.hostname, location.port, timeout=self.timeout)
+            try:
+                try:
+                    conn.connect()
+                except OSError as e:
+                    _exclude_datanode(location.netloc)
+                    unreachable = HdfsError(f"DataNode {location.netloc} unreachable writing {path}: {e}")
+                    continue
+                conn.request("PUT", f"{location.path}?{location.query}", body=iter(chunks),
+                             headers={"Content-Type": "application/octet-stream"},
+                             encode_chunked=True)
+                resp = conn.getresponse()
+                body = resp.read()
+                if resp.status != 201:
+                    raise _remote_error(f"CREATE {path}", resp.status, body)
+                return
+            except OSError as e:
+                if isinstance(e, HdfsError):
+                    raise
+                raise HdfsError(f"DataNode {location.netloc} failed writing {path}: {e}") from None
+            finally:
+                conn.close()
+        raise unreachable
 
     def open(self, path, offset=0, datanodes=()):
         """OPEN `path` from byte `offset` to its end: a readable response (close it when done).

@@ -40,10 +40,10 @@ REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (d
 def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
     for node in NODES:
         disks = node_disks(nodes["token"], node)
-        assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-1", f"spdl-{node}-2"], disks
+        assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-{i}" for i in (1, 2, 3)], disks
         # Mounted by the node's own agent, below its own disk root, by label, nosuid and nodev.
         assert sorted(d["mount_point"] for d in disks) == [f"{STATE_DIR}/nodes/{node}/disks/spdl-{node}-{i}"
-                                                           for i in (1, 2)], disks
+                                                           for i in (1, 2, 3)], disks
         for d in disks:
             options = sh("findmnt", "-rn", "-o", "OPTIONS", d["mount_point"]).split(",")
             assert {"nosuid", "nodev"} <= set(options), (d["mount_point"], options)
@@ -178,7 +178,7 @@ def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
     with live_user(database_url, "nodeplan") as user:
         small = {"roles": {"server": {"count": 3, "cpus": 0.1, "mem_mb": 64}}}
         # Plans look at the offers the scheduler holds: once every node's disks are back in them,
-        # spread puts three small members on three nodes, and pack two (a node has two hdds) on one.
+        # spread puts three small members on three nodes, and pack two (a node has three hdds) on one.
         spread = wait_for("a plan spreading over every node", lambda: (p := user.plan(
             "static-web", "1.0", {**small, "placement": {"strategy": "spread"}})).placeable and {
             m.node for m in p.members} == set(NODES) and p, 60)

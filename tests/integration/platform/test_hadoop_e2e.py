@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
-from tests.support.hdfs_records import active_and_standby, bean, namespace_of, state, written_to
+from tests.support.hdfs_records import active_and_standby, bean, namespace_of, racks_in, state, written_to
 from tests.support.live_users import live_user
 from tests.support.nodes import wait_for
 from tests.support.through_restarts import replaced, retrying, settled
@@ -96,13 +96,7 @@ def topology(namenode: dict) -> dict[str, str]:
     """Each DataNode's IP → its rack in the NameNode's network topology (`hdfs dfsadmin -printTopology`)."""
     out = container_of(namenode).exec_run(["hdfs", "dfsadmin", "-printTopology"])
     assert out.exit_code == 0, out.output
-    racks, rack = {}, None
-    for line in out.output.decode().splitlines():
-        if line.startswith("Rack: "):
-            rack = line.removeprefix("Rack: ").strip()
-        elif line.strip() and rack:
-            racks[line.split()[0].rsplit(":", 1)[0]] = rack
-    return racks
+    return racks_in(out.output.decode())
 
 
 def block_files(container, disk: int) -> list[str]:
