@@ -390,11 +390,16 @@ def _placement_problems(placement: dict[str, Any]) -> list[dict[str, str]]:
 DEFAULT_FROM_NODES = "x-spindle-on-from-nodes"
 
 
+def _settings_schema(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The schemas of the product's ``settings`` options by name."""
+    return manifest["options_schema"].get("properties", {}).get("settings", {}).get("properties", {})
+
+
 def platform_defaults(manifest: dict[str, Any], options: dict[str, Any], nodes: Collection[str]) -> dict[str, Any]:
     """``options`` (resolved) with each setting the launch left out whose default depends on the
     platform (``x-spindle-on-from-nodes: N`` in its schema, e.g. HDFS's ``ha``) decided for these
     ``nodes``: on when there are at least N. A new dict; settings given stay as they are."""
-    schema = manifest["options_schema"].get("properties", {}).get("settings", {}).get("properties", {})
+    schema = _settings_schema(manifest)
     settings = dict(options.get("settings") or {})
     for name, sub in schema.items():
         if isinstance(sub, dict) and DEFAULT_FROM_NODES in sub and name not in settings:
@@ -409,7 +414,7 @@ NOTICE_WHEN_OFF = "x-spindle-notice-when-off"
 def setting_notices(manifest: dict[str, Any], options: dict[str, Any]) -> dict[str, str]:
     """The notices (code → message) of the settings that are off in ``options`` and whose schema gives
     one for that (``x-spindle-notice-when-off``)."""
-    schema = manifest["options_schema"].get("properties", {}).get("settings", {}).get("properties", {})
+    schema = _settings_schema(manifest)
     settings = options.get("settings") or {}
     return {sub[NOTICE_WHEN_OFF]["code"]: sub[NOTICE_WHEN_OFF]["message"] for name, sub in schema.items()
             if isinstance(sub, dict) and NOTICE_WHEN_OFF in sub and settings.get(name) is False}

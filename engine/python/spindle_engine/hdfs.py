@@ -89,12 +89,6 @@ def webhdfs_addresses(env=None):
     return addresses
 
 
-def _webhdfs_address(env):
-    """(host, port) of the (first) NameNode of env SPINDLE_HDFS_WEBHDFS, or None when unset."""
-    addresses = webhdfs_addresses(env)
-    return addresses[0] if addresses else None
-
-
 def parse(url, env=None):
     """The HdfsPath an `hdfs://` or `webhdfs://` URL names (see the module's docstring).
 
@@ -118,7 +112,8 @@ def parse(url, env=None):
         port = parts.port
     except ValueError:
         raise ValueError(f"{url!r}: bad port") from None
-    configured = _webhdfs_address(env)
+    addresses = webhdfs_addresses(env)
+    configured = addresses[0] if addresses else None  # an HA pair's first NameNode: requests fail over
     if parts.scheme == "webhdfs":
         if not parts.hostname:
             if configured is None:
@@ -129,7 +124,7 @@ def parse(url, env=None):
         if configured is None:
             raise ValueError(f"{url!r} names no NameNode and SPINDLE_HDFS_WEBHDFS is not set")
         return HdfsPath(*configured, user, path)
-    if configured is not None and parts.hostname in (NAMESERVICE, *(h for h, _ in webhdfs_addresses(env))):
+    if configured is not None and parts.hostname in (NAMESERVICE, *(h for h, _ in addresses)):
         return HdfsPath(*configured, user, path)
     return HdfsPath(parts.hostname, WEBHDFS_PORT, user, path)
 
