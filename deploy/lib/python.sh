@@ -10,7 +10,10 @@ ensure_python_env() {
   local stamp="$SPINDLE_VENV/.spindle-stamp" sha p inputs=(requirements-dev.txt)
   for p in "${PYTHON_PACKAGES[@]}"; do inputs+=("$p/pyproject.toml"); done
   sha="$(cd "$SPINDLE_ROOT" && cat "${inputs[@]}" | sha256sum | cut -c1-16)"
-  if [[ -x "$SPINDLE_VENV/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then return 0; fi
+  if [[ -x "$SPINDLE_VENV/bin/python" && "$(cat "$stamp" 2>/dev/null)" == "$sha" ]]; then
+    compile_python_sources
+    return 0
+  fi
   log "installing Python packages into $SPINDLE_VENV"
   [[ -x "$SPINDLE_VENV/bin/python" ]] || "$PYTHON_BIN" -m venv "$SPINDLE_VENV"
   local args=()
@@ -20,10 +23,21 @@ ensure_python_env() {
   # clone, CI's case), from its own cache of downloaded wheels. It trusts the system's CA certificates
   # (a TLS-inspecting proxy's among them, as pip does here): its own roots refused PyPI on a fresh machine.
   "$SPINDLE_VENV/bin/pip" install -q "uv==$UV_VERSION"
-  "$SPINDLE_VENV/bin/uv" pip install -q --system-certs --python "$SPINDLE_VENV/bin/python" \
+  "$SPINDLE_VENV/bin/uv" pip install -q --system-certs --compile-bytecode --python "$SPINDLE_VENV/bin/python" \
     -r "$SPINDLE_ROOT/requirements-dev.txt" "${args[@]}"
+  compile_python_sources
   echo "$sha" > "$stamp"
   ln -sf "$SPINDLE_VENV/bin/spindle" /usr/local/bin/spindle
+}
+
+# Bytecode for Spindle's own packages (uv compiles the installed ones: --compile-bytecode). Where
+# PYTHONDONTWRITEBYTECODE is set (CI machines, this one) Python never caches it, so every process
+# compiled every module it imports again: spindle-bootstrap-admin took 6.6 s, 4.9 s of it compiling,
+# 1.8 s with the bytecode written. compileall rewrites only what changed.
+compile_python_sources() {
+  local p dirs=()
+  for p in "${PYTHON_PACKAGES[@]}"; do dirs+=("$SPINDLE_ROOT/$p"); done
+  "$SPINDLE_VENV/bin/python" -m compileall -q -j 0 "${dirs[@]}" >/dev/null
 }
 
 # pymesos 0.3.15 requires http-parser, whose C extension does not build on Python >= 3.11. The

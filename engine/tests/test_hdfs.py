@@ -314,7 +314,7 @@ def test_requests_go_to_the_active_namenode_of_an_ha_pair_and_follow_a_failover(
     # A failover: the active one is gone, the standby becomes active after a while.
     active.state = "gone"
     standby.state = "standby"
-    monkeypatch.setattr(hdfs.time, "sleep", lambda s: setattr(standby, "state", "active"))
+    monkeypatch.setattr(hdfs, "sleep", lambda s: setattr(standby, "state", "active"))
     assert hdfs.WebHdfs(where, env=env).status("/x") == {"type": "FILE", "length": 7}
     assert standby.asked == 3 and active.asked == 4
 
@@ -324,8 +324,8 @@ def test_an_ha_pair_with_no_active_namenode_fails_after_the_failover_time(nameno
         server.state = "standby"
     env = {"SPINDLE_HDFS_WEBHDFS": ",".join(f"http://127.0.0.1:{s.server_address[1]}" for s in namenode_pair)}
     clock = iter(range(0, 1000, 10))
-    monkeypatch.setattr(hdfs.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(hdfs.time, "sleep", lambda s: None)
+    monkeypatch.setattr(hdfs, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(hdfs, "sleep", lambda s: None)
     with pytest.raises(hdfs.HdfsError, match="StandbyException"):
         hdfs.WebHdfs(hdfs.parse("hdfs:///x", env), env=env).status("/x")
     assert [s.asked for s in namenode_pair] == [hdfs.FAILOVER_S // 10] * 2  # a round every 10 s of the clock

@@ -7,8 +7,8 @@ type Disk = { id: number; device_path: string; disk_class: string; state: string
 let admin: string;
 let failed: Disk | undefined;
 
-test.beforeAll(() => {
-  admin = newAdminToken();
+test.beforeAll(async () => {
+  admin = await newAdminToken();
 });
 
 test.afterAll(async () => {

@@ -29,8 +29,8 @@ const CELL = [
 let admin: string;
 let user: { username: string; token: string } | undefined;
 
-test.beforeAll(() => {
-  admin = newAdminToken();
+test.beforeAll(async () => {
+  admin = await newAdminToken();
 });
 
 test.afterAll(async () => {

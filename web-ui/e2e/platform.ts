@@ -1,5 +1,5 @@
 // Users and clean-up for the browser tests, through the platform's own API and CLI tools.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,14 +18,18 @@ function platformEnv(): Record<string, string> {
   return Object.fromEntries(lines.filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
-/** The tests' admin `e2e-admin` (made the way deploy makes the first admin) with a fresh token. */
-export function newAdminToken(): string {
-  const out = execFileSync(
-    join(REPO, '.venv', 'bin', 'spindle-bootstrap-admin'),
-    ['--username', 'e2e-admin', '--rotate-token'],
-    { env: { ...process.env, ...platformEnv() } },
-  );
-  return out.toString().trim();
+/** The tests' admin `e2e-admin` (made the way deploy makes the first admin) with a fresh token.
+ * Asynchronous: a test process blocked for seconds does not see the API server close the kept-alive
+ * connection of its last request (uvicorn: after 5 s idle), and its next request fails on that socket. */
+export function newAdminToken(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      join(REPO, '.venv', 'bin', 'spindle-bootstrap-admin'),
+      ['--username', 'e2e-admin', '--rotate-token'],
+      { env: { ...process.env, ...platformEnv() } },
+      (error, stdout) => (error ? reject(error) : resolve(stdout.toString().trim())),
+    );
+  });
 }
 
 export async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
@@ -52,7 +56,7 @@ type Cluster = { id: string; owner: string; product: string; version: string; st
 export function peopleForTheseTests(): { admin: string; user: { username: string; token: string } } {
   const people = { admin: '', user: { username: '', token: '' } };
   test.beforeAll(async () => {
-    people.admin = newAdminToken();
+    people.admin = await newAdminToken();
     people.user = await newUser(people.admin);
   });
   test.afterAll(async () => {

@@ -7,8 +7,8 @@ const SMALL = { roles: { server: { count: 1, cpus: 0.1, mem_mb: 64, disks: { hdd
 let admin: string;
 let user: { username: string; token: string } | undefined;
 
-test.beforeAll(() => {
-  admin = newAdminToken();
+test.beforeAll(async () => {
+  admin = await newAdminToken();
 });
 
 test.afterAll(async () => {

@@ -24,8 +24,8 @@ import json
 import os
 import socket
 import threading
-import time
 from dataclasses import dataclass
+from time import monotonic, sleep  # module names: the tests replace them here only
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from .errors import TaskFailure
@@ -208,13 +208,13 @@ _excluded: dict[str, float] = {}  # DataNode address (host:port) → when it cou
 
 def _exclude_datanode(address):
     with _excluded_lock:
-        _excluded[address] = time.monotonic()
+        _excluded[address] = monotonic()
 
 
 def _excluded_datanodes():
     """``{"excludedatanodes": "h:p,…"}`` of the DataNodes unreachable within EXCLUDED_S, or {}."""
     with _excluded_lock:
-        now = time.monotonic()
+        now = monotonic()
         for address in [a for a, at in _excluded.items() if now - at > EXCLUDED_S]:
             del _excluded[address]
         return {"excludedatanodes": ",".join(sorted(_excluded))} if _excluded else {}
@@ -241,7 +241,7 @@ class WebHdfs:
     def _ask(self, method, path, op, **params):
         """One request to the active NameNode: (status, its Location header, body); HdfsError when
         no NameNode can be reached, or (HA) none has become active within FAILOVER_S."""
-        deadline = time.monotonic() + (FAILOVER_S if len(self.namenodes) > 1 else 0)
+        deadline = monotonic() + (FAILOVER_S if len(self.namenodes) > 1 else 0)
         while True:
             with _active_lock:
                 first = _active.get(self.namenodes, self.namenodes[0])
@@ -258,9 +258,9 @@ class WebHdfs:
                     with _active_lock:
                         _active[self.namenodes] = (host, port)
                 return status, location, body
-            if time.monotonic() >= deadline:
+            if monotonic() >= deadline:
                 raise failed
-            time.sleep(1)
+            sleep(1)
 
     def _ask_one(self, host, port, method, path, op, **params):
         conn = http.client.HTTPConnection(host, port, timeout=self.timeout)

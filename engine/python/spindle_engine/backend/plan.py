@@ -131,9 +131,9 @@ def run_partitions(ds, stage, sink_for, partitions=None, skip_storage=None):
     partitions = list(range(ds.nparts)) if partitions is None else list(partitions)
     done = {}
     for _ in range(2 * ds.worker.max_failures + 1):
-        prepare(ds)
         todo = [p for p in partitions if p not in done]
         try:
+            prepare(ds)  # persisting an input can lose a host too
             done.update(zip(todo, run_stage(ds.worker, partition_specs(
                 ds, stage, sink_for, todo, skip_storage)), strict=False))
             return [done[p] for p in partitions]
@@ -205,7 +205,17 @@ class Storage:
         missing = [p for p in range(ds.nparts) if self.source(p) is None]
         specs = partition_specs(ds, f"persist of dataset {ds.id}", sink_for, missing,
                                 skip_storage=ds, placement=self._spread(missing) if memory else None)
-        for p, result in zip(missing, run_stage(ds.worker, specs), strict=False):
+        try:
+            results = dict(zip(missing, run_stage(ds.worker, specs), strict=False))
+        except OutputsLost as lost:
+            # keep what was stored; the caller's stage (run_partitions) forgets the host and
+            # prepares again, and its own results are not these
+            self._keep(ds, memory, lost.done)
+            raise OutputsLost(lost.host, {}) from None
+        self._keep(ds, memory, results)
+
+    def _keep(self, ds, memory, results):
+        for p, result in results.items():
             ex = result.executor
             path = ex.qualify(result.files[0]) if result.files else None
             key = f"ds{ds.id}-p{p}" if memory else None
