@@ -120,9 +120,12 @@ def wiping(id_, node="n1"):
             "mount_point": f"/srv/{node}/disks/disk{id_}", "fs_type": "xfs", "fs_label": f"spdl-{id_}"}
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def wiped(monkeypatch):
-    """Stand-ins for lsblk and the wipe itself: records what would be wiped, fails where told."""
+    """Stand-ins for lsblk and the wipe itself: records what would be wiped, fails where told. For
+    every test here: with the real lsblk, an iteration mounts the unmounted Spindle disks it finds
+    under SETTINGS' disk root (once, while `make unit` ran beside a node being added, it mounted
+    that node's new disks at /srv/n1/disks)."""
     done: list[tuple] = []
     failures: dict[str, str] = {}
 
