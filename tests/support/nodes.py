@@ -29,6 +29,9 @@ T = TypeVar("T")
 # The simulated nodes of tests/integration/nodes (made once for the run by its conftest.py), and the
 # images each holds: those of the products run on them.
 NODES = ("n1", "n2", "n3")
+# Each node's hdds in tests/integration/nodes: HDFS with HA puts a NameNode, a journal member and a
+# DataNode on one node, a disk each.
+NODE_HDDS = 3
 IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0", "spindle/kafka:4.0",
           "spindle/cassandra:5.0")
 

@@ -19,6 +19,7 @@ from tests.support.internal import internal_headers
 from tests.support.live_users import live_user
 from tests.support.nodes import (
     IMAGES,
+    NODE_HDDS,
     NODES,
     STATE_DIR,
     active,
@@ -40,10 +41,10 @@ REGISTRY = "172.31.250.1:5000"  # the nodes' read-only registry on the fabric (d
 def test_each_node_registers_its_own_disks_and_agent(nodes, database_url):
     for node in NODES:
         disks = node_disks(nodes["token"], node)
-        assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-{i}" for i in (1, 2, 3)], disks
+        assert sorted(d["fs_label"] for d in disks) == [f"spdl-{node}-{i}" for i in range(1, NODE_HDDS + 1)], disks
         # Mounted by the node's own agent, below its own disk root, by label, nosuid and nodev.
         assert sorted(d["mount_point"] for d in disks) == [f"{STATE_DIR}/nodes/{node}/disks/spdl-{node}-{i}"
-                                                           for i in (1, 2, 3)], disks
+                                                           for i in range(1, NODE_HDDS + 1)], disks
         for d in disks:
             options = sh("findmnt", "-rn", "-o", "OPTIONS", d["mount_point"]).split(",")
             assert {"nosuid", "nodev"} <= set(options), (d["mount_point"], options)
@@ -178,7 +179,7 @@ def test_plans_explain_per_node_and_pack_fills_one_node(nodes, database_url):
     with live_user(database_url, "nodeplan") as user:
         small = {"roles": {"server": {"count": 3, "cpus": 0.1, "mem_mb": 64}}}
         # Plans look at the offers the scheduler holds: once every node's disks are back in them,
-        # spread puts three small members on three nodes, and pack two (a node has three hdds) on one.
+        # spread puts three small members on three nodes, and pack two on one.
         spread = wait_for("a plan spreading over every node", lambda: (p := user.plan(
             "static-web", "1.0", {**small, "placement": {"strategy": "spread"}})).placeable and {
             m.node for m in p.members} == set(NODES) and p, 60)
@@ -324,13 +325,13 @@ def test_the_agent_resources_of_a_node_as_a_real_mesos_agent_would_take_them(nod
     def resources() -> list[dict]:
         return httpx.get(f"http://127.0.0.1:8083/nodes/{NODES[0]}/mesos-resources", timeout=10,
                          headers=internal_headers(nodes["token"], "test", "service")).raise_for_status().json()
-    # Both disks, once a previous test's are wiped (a disk being wiped is offered to nobody).
-    def with_both_disks() -> list[dict] | None:
+    # Every disk, once a previous test's are wiped (a disk being wiped is offered to nobody).
+    def with_every_disk() -> list[dict] | None:
         answer = resources()
-        return answer if len([r for r in answer if r["name"] == "disk"]) == 2 else None
-    answer = wait_for("both disks offered", with_both_disks, 120)
+        return answer if len([r for r in answer if r["name"] == "disk"]) == NODE_HDDS else None
+    answer = wait_for("every disk offered", with_every_disk, 120)
     disks = [r for r in answer if r["name"] == "disk"]
     assert all(r["disk"]["source"]["type"] == "MOUNT" and r["reservations"] == [{"type": "STATIC", "role": "spindle"}]
                for r in disks), json.dumps(answer)
     assert {r["disk"]["source"]["mount"]["root"] for r in disks} == {
-        f"{STATE_DIR}/nodes/{NODES[0]}/disks/spdl-{NODES[0]}-{i}" for i in (1, 2)}
+        f"{STATE_DIR}/nodes/{NODES[0]}/disks/spdl-{NODES[0]}-{i}" for i in range(1, NODE_HDDS + 1)}
