@@ -79,9 +79,17 @@ def wait_for(what: str, check: Callable[[], T], timeout: float = 120, every: flo
         time.sleep(every)
 
 
+# The labels of the disks each simulated node has now (simulated_nodes): a node made before with more
+# disks left records of the ones it no longer has, failed for good (their devices are gone).
+DISKS_NOW: dict[str, set[str]] = {}
+
+
 def node_disks(token: str, node: str) -> list[dict[str, Any]]:
+    """The node's disks in the inventory (of a simulated node: those it has now)."""
     with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as disks:
-        return disks.request("GET", "/disks", params={"node": node, "page_size": 500})["items"]
+        found = disks.request("GET", "/disks", params={"node": node, "page_size": 500})["items"]
+    labels = DISKS_NOW.get(node)
+    return [d for d in found if labels is None or d["fs_label"] in labels]
 
 
 def resolved(name: str) -> list[str]:
@@ -117,9 +125,11 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
     drivers to reach it at the fabric address."""
     host = host_name()
     token = _token()
+    count = sum(int(part.split(":")[0]) for part in disks.split(","))
     try:
         for i, node in enumerate(names, 1):
             sh("deploy/node", "add", node, str(i), disks, cpus, mem_mb, env={"SPINDLE_NODE_IMAGES": " ".join(images)})
+            DISKS_NOW[node] = {f"spdl-{node}-{n}" for n in range(1, count + 1)}
         # Disks a previous use of these nodes left failed (below) are wiped by their nodes and used again.
         with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as client:
             for node in names:
