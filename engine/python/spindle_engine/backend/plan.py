@@ -210,15 +210,16 @@ class Storage:
         except OutputsLost as lost:
             # keep what was stored; the caller's stage (run_partitions) forgets the host and
             # prepares again, and its own results are not these
-            self._keep(ds, memory, lost.done)
+            self._keep(lost.done)
             raise OutputsLost(lost.host, {}) from None
-        self._keep(ds, memory, results)
+        self._keep(results)
 
-    def _keep(self, ds, memory, results):
+    def _keep(self, results):
+        """Record where each stored partition of `results` (partition -> TaskResult) is."""
         for p, result in results.items():
             ex = result.executor
             path = ex.qualify(result.files[0]) if result.files else None
-            key = f"ds{ds.id}-p{p}" if memory else None
+            key = f"ds{self.ds.id}-p{p}" if "MEMORY" in self.level else None
             self.locations[p] = (ex, ex.generation, key, path)
             self.stored_bytes[p] = result.stored_bytes
 
