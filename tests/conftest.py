@@ -40,7 +40,9 @@ PLATFORM = "tests/integration/platform/"
 XDIST_GROUPS = {
     # minutes each of most of the cpus and disks the test platform offers (make test: 4 cpus, 10 hdd)
     # (the group is the parallel pass's critical path: a test that needs little, as the metrics test's
-    # one static-web member at 0.25 CPU, stays out of it)
+    # one static-web member at 0.25 CPU, stays out of it). Split in two, one per worker, they did not
+    # fit the 4 cpus together (an engine module's cluster waited past its fixture's time; 2026-11-29),
+    # and this machine's 2 cores are busy through the pass anyway (vmstat: 0-30 % idle).
     "heavy": {PLATFORM + name for name in PRODUCT_E2E | {"test_resize.py", "test_spark_e2e.py",
                                                           "test_engine_e2e.py"}},
     # Docker networks of fixed subnets on this machine's Docker Engine
@@ -166,9 +168,20 @@ def network_admin(platform_env):
         yield client
 
 
-# Seconds of tests each xdist worker ran, and each xdist group's: the parallel pass lasts as long as
-# its busiest worker, so the summary says how evenly the groups share the two (docs/TESTING.md).
+# Seconds of tests each xdist worker ran, and each xdist group's, and when each worker's last test
+# ended (from the first test's start): the parallel pass lasts as long as its busiest worker, so the
+# summary says how evenly the groups share the two (docs/TESTING.md).
 _BUSY: Counter[str] = Counter()
+_SPAN: dict[str, list[float]] = {}
+
+
+def _cpu_jiffies() -> tuple[int, int]:
+    """This machine's (busy, all) CPU time so far, in jiffies (/proc/stat; idle and iowait are not busy)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+_CPU_AT_START = _cpu_jiffies()
 
 
 def pytest_runtest_logreport(report):
@@ -176,11 +189,22 @@ def pytest_runtest_logreport(report):
     if worker is not None:
         _BUSY[f"worker {worker.gateway.id}"] += report.duration
         group = report.nodeid.rpartition("@")[2]  # xdist names a test's group after an @ at its end
+        names = [f"worker {worker.gateway.id}"]
         if group in XDIST_GROUPS:
             _BUSY[f"group {group}"] += report.duration
+            names.append(f"group {group}")
+        for name in names:
+            span = _SPAN.setdefault(name, [report.start, report.stop])
+            span[:] = [min(span[0], report.start), max(span[1], report.stop)]
 
 
 def pytest_terminal_summary(terminalreporter):
     if _BUSY:
         terminalreporter.write_line("seconds of tests: " + ", ".join(f"{name} {seconds:.0f}"
                                                                      for name, seconds in sorted(_BUSY.items())))
+        first = min(start for start, _ in _SPAN.values())
+        terminalreporter.write_line("from the first test's start, seconds: " + ", ".join(
+            f"{name} {start - first:.0f}-{stop - first:.0f}" for name, (start, stop) in sorted(_SPAN.items())))
+    busy, everything = (now - then for now, then in zip(_cpu_jiffies(), _CPU_AT_START, strict=True))
+    if everything:  # how much of the machine's cores the run kept busy (all processes: tests, services, members)
+        terminalreporter.write_line(f"this machine's cpus were busy {100 * busy / everything:.0f} % of the run")

@@ -11,6 +11,7 @@ from typing import Literal
 import httpx
 
 from spindle_common.errors import ApiError
+from spindle_common.tls import default_tls
 
 RATE_WINDOW = "1m"
 METRICS_USER = "spindle"
@@ -95,7 +96,8 @@ def parse_matrix(figure: str, spec: Figure, answer: dict) -> list[Series]:
 
 class TimeSeriesClient:
     def __init__(self, url: str, token: str, timeout: float = 10.0, transport: httpx.BaseTransport | None = None):
-        self._http = httpx.Client(base_url=url, auth=(METRICS_USER, token), timeout=timeout, transport=transport)
+        self._http = httpx.Client(base_url=url, auth=(METRICS_USER, token), timeout=timeout, transport=transport,
+                                  verify=default_tls())
 
     def close(self) -> None:
         self._http.close()

@@ -6,6 +6,7 @@ import httpx
 
 from spindle_common.auth import Role, internal_headers
 from spindle_common.errors import ApiError
+from spindle_common.tls import default_tls
 
 
 class InternalAuth(httpx.Auth):
@@ -25,7 +26,7 @@ class ServiceClient:
 
     def __init__(self, base_url: str, internal_token: str, actor: str, role: Role = "service", timeout: float = 30.0,
                  identity_key: str | None = None):
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, verify=default_tls(),
                                   auth=InternalAuth(internal_token, actor, role, identity_key))
 
     def close(self) -> None:

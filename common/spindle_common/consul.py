@@ -4,6 +4,8 @@ from typing import Any
 
 import httpx
 
+from spindle_common.tls import default_tls
+
 # Consul's ACL token of Spindle's services (``deploy/lib/consul.sh``): it may register and deregister
 # services; without it Consul only lets one read.
 TOKEN_ENV = "SPINDLE_CONSUL_TOKEN"
@@ -15,7 +17,7 @@ class ConsulClient:
     def __init__(self, url: str, timeout: float = 5.0, token: str | None = None):
         self.url = url.rstrip("/")
         token = os.environ.get(TOKEN_ENV, "") if token is None else token
-        self._http = httpx.Client(base_url=self.url, timeout=timeout,
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=default_tls(),
                                   headers={"X-Consul-Token": token} if token else None)
 
     def close(self) -> None:

@@ -39,6 +39,7 @@ import uvicorn
 
 from spindle_common.auth import internal_headers
 from spindle_common.metrics import DEV_METRICS_TOKEN
+from spindle_common.tls import default_tls
 from spindle_mesos_embedded.agent import Agent
 from spindle_mesos_embedded.agent_app import build_agent_app
 from spindle_mesos_embedded.app import build_app, load_credentials
@@ -76,7 +77,7 @@ def resource_loader(source: str, token: str):
             # As its node (…/nodes/<node>/mesos-resources), signed with the nodes' key SPINDLE_NODE_IDENTITY_KEY.
             node = source.rstrip("/").split("/")[-2]
             headers = internal_headers(token, f"mesos-agent/{node}", "node")
-            loaded = httpx.get(source, headers=headers, timeout=5).raise_for_status().json()
+            loaded = httpx.get(source, headers=headers, timeout=5, verify=default_tls()).raise_for_status().json()
         else:
             with open(source) as f:
                 loaded = json.load(f)

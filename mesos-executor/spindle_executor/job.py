@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 import httpx
 
 from spindle_common.clients import InternalAuth
+from spindle_common.tls import default_tls
 from spindle_executor.task_spec import TaskContainer
 
 log = logging.getLogger("spindle.executor.job")
@@ -143,6 +144,7 @@ def extract_files(archive: bytes, folder: Path) -> list[str]:
 def _client(spec: TaskContainer, token: str) -> httpx.Client:
     assert spec.orchestrator_url is not None  # TaskData: a job's task has one
     return httpx.Client(base_url=spec.orchestrator_url.rstrip("/"), timeout=httpx.Timeout(60.0, connect=5.0),
+                        verify=default_tls(),
                         auth=InternalAuth(token, f"executor of {spec.task_id}", "node"))  # the nodes' key
 
 

@@ -13,6 +13,7 @@ import httpx
 from spindle_common.clients import DiskClient
 from spindle_common.contracts import ContainerSpec
 from spindle_common.errors import ApiError
+from spindle_common.tls import default_tls
 from spindle_orchestrator.models import Member
 
 # How long a product's reload may take on the node (the agent kills it then).
@@ -31,7 +32,8 @@ class Reconfigurer:
             address = self.disks.request("GET", f"/nodes/{member.node}")["address"]
             answer = httpx.put(f"http://{address}:{self.agent_port}/spindle/v1/containers/spindle-{member.member_id}"
                                "/files", json=files_request(container, reload),
-                               headers={"Authorization": f"Bearer {self.token}"}, timeout=RELOAD_TIMEOUT_S + 30)
+                               headers={"Authorization": f"Bearer {self.token}"}, timeout=RELOAD_TIMEOUT_S + 30,
+                               verify=default_tls())
         except (ApiError, httpx.HTTPError) as exc:
             return f"its node {member.node} could not be asked ({type(exc).__name__}): old files kept until it restarts"
         if answer.status_code != 200:
@@ -51,7 +53,7 @@ class Reconfigurer:
             with httpx.stream("POST", f"http://{address}:{self.agent_port}/spindle/v1/containers/"
                               f"spindle-{member.member_id}/exec", json={"argv": argv, "timeout_s": timeout_s},
                               headers={"Authorization": f"Bearer {self.token}"},
-                              timeout=httpx.Timeout(10, read=timeout_s + 30)) as answer:
+                              timeout=httpx.Timeout(10, read=timeout_s + 30), verify=default_tls()) as answer:
                 if answer.status_code != 200:
                     return None, f"{answer.status_code}: {answer.read().decode(errors='replace')[:300]}"
                 output, code = "", None

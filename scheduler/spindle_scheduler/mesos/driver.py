@@ -12,6 +12,7 @@ from pymesos import MesosSchedulerDriver
 
 from spindle_common.clients import DiskClient
 from spindle_common.db import session_factory
+from spindle_common.tls import default_tls
 from spindle_executor.container import remove
 from spindle_scheduler.core.config import Settings
 from spindle_scheduler.mesos.framework import SpindleFramework, framework_info
@@ -85,7 +86,8 @@ def running_framework(app: FastAPI):
 def registered_agents(master: str, credential: tuple[str, str] | None, timeout_s: float = 2.0) -> set[str]:
     """The hostnames of the agents master ``host:port`` counts as active (operator API GET_AGENTS)."""
     answer = httpx.post(f"http://{master}/api/v1", json={"type": "GET_AGENTS"}, auth=credential,
-                        headers={"Accept": "application/json"}, timeout=timeout_s).raise_for_status().json()
+                        headers={"Accept": "application/json"}, timeout=timeout_s,
+                        verify=default_tls()).raise_for_status().json()
     return {a["agent_info"]["hostname"] for a in answer["get_agents"]["agents"] if a.get("active")}
 
 

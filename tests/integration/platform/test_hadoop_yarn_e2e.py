@@ -15,6 +15,7 @@ import os
 import re
 import tarfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -103,9 +104,11 @@ def running_app(resourcemanager: dict, name: str, timeout: float = 600) -> dict:
         time.sleep(1)
 
 
-def fsck(namenode: dict) -> str:
-    """``hdfs fsck /``'s report, from the NameNode's own fsck servlet (what the fsck tool reads)."""
-    response = httpx.get(f"http://{namenode['ip']}:9870/fsck", params={"ugi": HDFS_USER, "path": "/"}, timeout=120)
+def fsck(namenode: dict, *options: str) -> str:
+    """``hdfs fsck / [-files -blocks …]``'s report, from the NameNode's own fsck servlet (what the fsck
+    tool reads)."""
+    response = httpx.get(f"http://{namenode['ip']}:9870/fsck",
+                         params={"ugi": HDFS_USER, "path": "/", **{option: "1" for option in options}}, timeout=120)
     assert response.status_code == 200, response.text[:500]
     return response.text
 
@@ -125,20 +128,36 @@ def replicas(by_disk: dict[str, dict[int, list[str]]]) -> int:
     return sum(len(files) for disks in by_disk.values() for files in disks.values())
 
 
+def replica_counts(by_disk: dict[str, dict[int, list[str]]]) -> Counter[str]:
+    """How many DataNodes hold a finalized replica of each block id (``blk_<id>``)."""
+    return Counter(block for disks in by_disk.values()
+                   for block in {f.rsplit("/", 1)[-1] for files in disks.values() for f in files})
+
+
 def settled_replicas(namenode: dict, datanodes: list[dict], timeout: float = 600) -> tuple[dict, dict, int]:
-    """Once every block has its 2 replicas and no more (the NameNode's counts, and the block files on
-    the disks: deleted files' replicas go on heartbeats): the NameNode's FSNamesystem bean, the block
-    files by disk, and the most under-replicated blocks seen meanwhile."""
+    """Once every block of the namespace has its 2 replicas, on two DataNodes' disks, and no more (the
+    NameNode's counts, its fsck's list of blocks, and the block files on the disks: deleted files'
+    replicas go on heartbeats): the NameNode's FSNamesystem bean, the block files by disk, and the most
+    under-replicated blocks seen meanwhile. A finalized replica the NameNode does not know (a block of a
+    write it never recorded, dropped at the DataNode's next full block report, hours later) is printed,
+    not counted: it is no block of any file."""
     most_under, deadline = 0, time.monotonic() + timeout
     while True:
         state = namenode_bean(namenode, "FSNamesystem")
         most_under = max(most_under, state["UnderReplicatedBlocks"])
         by_disk = blocks_by_disk(datanodes)
-        if (state["UnderReplicatedBlocks"], state["MissingBlocks"], state["PendingDeletionBlocks"]) == (0, 0, 0) \
-                and replicas(by_disk) == 2 * state["BlocksTotal"]:
-            return state, by_disk, most_under
+        counts = replica_counts(by_disk)
+        known: set[str] = set()
+        if (state["UnderReplicatedBlocks"], state["MissingBlocks"], state["PendingDeletionBlocks"]) == (0, 0, 0):
+            known = {f"blk_{block}" for block in re.findall(r"\bblk_(\d+)_\d+", fsck(namenode, "files", "blocks"))}
+            if len(known) == state["BlocksTotal"] and all(counts[block] == 2 for block in known):
+                orphans = {block: n for block, n in counts.items() if block not in known}
+                if orphans:
+                    print("finalized replicas of no block in the namespace:", orphans)
+                return state, by_disk, most_under
         assert time.monotonic() < deadline, (state["UnderReplicatedBlocks"], state["MissingBlocks"],
-                                             state["PendingDeletionBlocks"], state["BlocksTotal"], replicas(by_disk))
+                                             state["PendingDeletionBlocks"], state["BlocksTotal"], replicas(by_disk),
+                                             {block: counts[block] for block in known if counts[block] != 2})
         time.sleep(2)
 
 

@@ -36,6 +36,7 @@ from spindle_common.catalog import ROLE_PATTERN, member_requests, with_counts
 from spindle_common.clients import ServiceClient
 from spindle_common.contracts import ClusterSpec, Model
 from spindle_common.errors import ApiError, error_responses
+from spindle_common.tls import default_tls
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
@@ -200,7 +201,7 @@ async def _event_stream(settings: Settings, user: User, cluster_id: str, after_s
     while it streams.)"""
     headers = internal_headers(settings.internal_token, actor_of(user), "service", settings.identity_key)
     try:
-        async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers,
+        async with httpx.AsyncClient(base_url=settings.orchestrator_url, headers=headers, verify=default_tls(),
                                      timeout=httpx.Timeout(10.0, read=None)) as client:
             async with client.stream("GET", f"/clusters/{cluster_id}/events/stream",
                                      params={"after_seq": after_seq, "follow": follow}) as upstream:

@@ -19,6 +19,7 @@ from spindle_api.schemas import Job, upstream_list, upstream_model
 from spindle_api.upstream import actor_of
 from spindle_common.auth import internal_headers
 from spindle_common.errors import ApiError, error_responses
+from spindle_common.tls import default_tls
 
 router = APIRouter(prefix="/clusters/{username}/{product}/{version}/{cluster_id}/jobs", tags=["jobs"])
 
@@ -103,7 +104,8 @@ def _open_stream(settings: Settings, user: User, path: str) -> tuple[httpx.Clien
     """The orchestrator's successful answer at ``path`` with its body still to be read (and its
     client, to close after it); its refusal as the ``ApiError`` it names (its own failures: 502)."""
     client = httpx.Client(base_url=settings.orchestrator_url, timeout=httpx.Timeout(30.0, read=120.0),
-                          headers=internal_headers(settings.internal_token, actor_of(user), "service"))
+                          headers=internal_headers(settings.internal_token, actor_of(user), "service"),
+                          verify=default_tls())
     try:
         upstream = client.send(client.build_request("GET", path), stream=True)
     except httpx.HTTPError as exc:

@@ -31,6 +31,7 @@ from spindle_api.models import MemberExec, User
 from spindle_common.clients import ServiceClient
 from spindle_common.contracts import ClusterState, ClusterView, MemberView, Model, Timestamp
 from spindle_common.errors import ApiError, error_responses
+from spindle_common.tls import default_tls
 
 router = APIRouter()
 
@@ -180,7 +181,7 @@ class _Exec:
 
 async def _open(run: _Exec, url: str, payload: dict, token: str, timeout_s: int) -> None:
     """Ask the node's agent to run it; its refusal is the public API's error (and the record's)."""
-    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=timeout_s + SILENCE_SLACK_S))
+    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=timeout_s + SILENCE_SLACK_S), verify=default_tls())
     try:
         try:
             upstream = await client.send(client.build_request(

@@ -19,6 +19,7 @@ from spindle_api.core.config import Settings
 from spindle_api.upstream import service_client
 from spindle_common.contracts import ClusterView, MemberView
 from spindle_common.errors import ApiError, error_responses
+from spindle_common.tls import default_tls
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
 
@@ -82,7 +83,7 @@ def member_logs(username: Username, product: Product, version: Version, cluster_
     headers = {"Authorization": f"Bearer {settings.internal_token}"}
     if not follow:
         try:
-            answer = httpx.get(f"{url}{path}", params=params, headers=headers, timeout=30)
+            answer = httpx.get(f"{url}{path}", params=params, headers=headers, timeout=30, verify=default_tls())
         except httpx.HTTPError as exc:
             raise ApiError(503, "NODE_UNREACHABLE", f"node {found.node} does not answer: {type(exc).__name__}",
                            {"node": found.node}) from exc
@@ -113,7 +114,7 @@ async def _follow(url: str, params: dict, headers: dict, member: MemberView) -> 
     passes it on; ``event: end`` when the container's log ends, ``event: error`` when the node cannot
     be read."""
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None)) as client:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None), verify=default_tls()) as client:
             async with client.stream("GET", url, params=params, headers=headers) as upstream:
                 if upstream.status_code != 200:
                     yield _event("error", {"status": upstream.status_code, "message": "the node refused the logs"})
