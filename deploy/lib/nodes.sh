@@ -98,18 +98,29 @@ node_start_daemon() {
     "$node" "$SPINDLE_ROOT" "$node" "$@"
 }
 
-# add_node NAME INDEX DISKS CPUS MEM_MB -> a new node (or the existing one started again).
+# add_node NAME INDEX DISKS CPUS MEM_MB -> a new node (or the existing one started again). Nodes may be
+# added side by side (pulling their images is most of the time): what they share (the fabric's IP
+# pool, other nodes' indexes, loop devices) is set up one node at a time, under a lock.
 add_node() {
-  local node="$1" index="$2" disks="$3" cpus="$4" mem="$5" dir="$SPINDLE_NODES_DIR/$1"
+  local node="$1" index="$2" disks="$3" cpus="$4" mem="$5" dir="$SPINDLE_NODES_DIR/$1" lock other
   [[ "$node" =~ ^[a-z][a-z0-9]{0,5}$ ]] || die "node name '$node': 1-6 lowercase letters and digits, a letter first"
   if ! [[ "$index" =~ ^[0-9]+$ ]] || ((index < 1 || index > 50)); then die "node index must be 1 … 50"; fi
   mkdir -p "$dir"
+  exec {lock}> "$SPINDLE_NODES_DIR/.add.lock"
+  flock "$lock"
   if [[ -s "$dir/index" && "$(cat "$dir/index")" != "$index" ]]; then die "node $node exists with index $(cat "$dir/index")"; fi
+  for other in $(node_names); do
+    [[ "$other" != "$node" && -s "$SPINDLE_NODES_DIR/$other/index" && "$(node_index "$other")" == "$index" ]] &&
+      die "index $index is node $other's"
+  done
   echo "$index" > "$dir/index"
   printf '%s\n' "$disks" > "$dir/disk-spec"
   printf '%s %s\n' "$cpus" "$mem" > "$dir/resources"
+  ensure_fabric_pool
   ensure_node_network "$node"
   ensure_node_disks "$node"
+  flock -u "$lock"
+  exec {lock}>&-
   start_node "$node"
 }
 

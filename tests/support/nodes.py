@@ -8,6 +8,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -127,9 +128,13 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
     token = _token()
     count = sum(int(part.split(":")[0]) for part in disks.split(","))
     try:
-        for i, node in enumerate(names, 1):
-            sh("deploy/node", "add", node, str(i), disks, cpus, mem_mb, env={"SPINDLE_NODE_IMAGES": " ".join(images)})
-            DISKS_NOW[node] = {f"spdl-{node}-{n}" for n in range(1, count + 1)}
+        # side by side: pulling the images is most of a node's start (deploy/node add locks the rest)
+        with ThreadPoolExecutor(len(names)) as pool:
+            added = [pool.submit(sh, "deploy/node", "add", node, str(i), disks, cpus, mem_mb,
+                                 env={"SPINDLE_NODE_IMAGES": " ".join(images)}) for i, node in enumerate(names, 1)]
+            for node, done in zip(names, added, strict=True):
+                done.result()
+                DISKS_NOW[node] = {f"spdl-{node}-{n}" for n in range(1, count + 1)}
         # Disks a previous use of these nodes left failed (below) are wiped by their nodes and used again.
         with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as client:
             for node in names:
