@@ -162,8 +162,9 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
                         if disk["state"] != "failed":
                             client.request("POST", f"/disks/{disk['id']}/fail",
                                            json={"reason": "simulated node removed"})
-            for node in names:
-                sh("deploy/node", "remove", node)
+            with ThreadPoolExecutor(len(names)) as pool:  # side by side too: each unmounts and deletes its own
+                for removed in [pool.submit(sh, "deploy/node", "remove", node) for node in names]:
+                    removed.result()
         sh("deploy/restart", "orchestrator")
         deploy_lib("start_mesos_agent")
 
