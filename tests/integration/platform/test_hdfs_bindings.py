@@ -16,13 +16,16 @@ from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
 from tests.support.through_restarts import retrying, settled
 
+# The NameNode at 0.5 cpu and the Spark worker at 1: their starts and the job's executor were bound by
+# their quotas (alone on this machine, 2026-11-29: 202 s at 0.25 and 0.5, 133 s at these; 2.5 of the
+# 4 cpus make test offers, with the DataNodes, the master and the executors' 0.05 each).
 HADOOP = {
-    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}},
+    "roles": {"namenode": {"cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 1}},
               "datanode": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}}},
     "settings": {"replication": 2, "block_size_mb": 1},
     "wait_for_resources": True,
 }
-SPARK = {"roles": {"master": {"cpus": 0.25}, "worker": {"count": 1, "cpus": 0.5, "mem_mb": 1536, "disks": {"hdd": 1}}},
+SPARK = {"roles": {"master": {"cpus": 0.25}, "worker": {"count": 1, "cpus": 1.0, "mem_mb": 1536, "disks": {"hdd": 1}}},
          "wait_for_resources": True}
 WORDS = [f"word{i}" for i in range(300)]
 
