@@ -30,9 +30,11 @@ from tests.support.jobs import JOBS, result_of, wait_job
 from tests.support.live_users import live_user
 from tests.support.through_restarts import retrying, settled
 
-# replication 1: each block on one DataNode, so which node holds it decides its locality
+# replication 1: each block on one DataNode, so which node holds it decides its locality. The
+# NameNode and the engine's executors at 0.5 cpu (alone on this machine, 2026-11-29: the module's
+# three tests 125 s at 0.25, 95 s at 0.5, the same CPU used: their starts were bound by the quotas).
 HADOOP = {
-    "roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}},
+    "roles": {"namenode": {"cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 1}},
               "datanode": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}}},
     "settings": {"replication": 1, "block_size_mb": 1},
     "wait_for_resources": True,
@@ -40,7 +42,7 @@ HADOOP = {
 # small members: the host has 2 cores shared with other tests; the executors' disks are ssd, since
 # HADOOP holds 3 of the development host's 4 hdd (on one hdd each, 5 hdd would never be free)
 ENGINE = {"roles": {"backend": {"cpus": 0.1, "mem_mb": 128},
-                    "executor": {"count": 2, "cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}}},
+                    "executor": {"count": 2, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}}},
           "wait_for_resources": True}
 WORDS = [f"w{i:03d}" for i in range(400)] + ["élan", "naïve", "漢字"]
 HDFS_USER = "hdfs"
