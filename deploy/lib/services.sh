@@ -75,6 +75,7 @@ run_migrations() {
 start_service() { start_daemon "$1" env SPINDLE_PORT="${SERVICE_PORTS[$1]}" "$SPINDLE_VENV/bin/spindle-$1"; }
 
 start_services() {
+  pid_alive mesos-agent || remember_agent_offer # (only for an agent this start starts)
   start_mesos_master
   for s in "${SERVICES[@]}"; do start_service "$s"; done
 }
@@ -100,9 +101,22 @@ start_mesos_master() {
 
 mesos_agent_registered() { curl -fs "http://127.0.0.1:$SPINDLE_MESOS_AGENT_PORT/health" | grep -q '"registered":true'; }
 
+# The offer `up` started this machine's agent with (SPINDLE_AGENT_CPUS, SPINDLE_AGENT_MEM_MB; "-": the
+# machine's own), kept so that an agent started again later (deploy/restart, the tests' simulated
+# nodes giving the machine back) offers the same unless its caller sets them. (Before, a restart
+# without them offered the machine's 2 cpus where `make test` had started it with 4.)
+remember_agent_offer() {
+  printf '%s %s\n' "${SPINDLE_AGENT_CPUS:--}" "${SPINDLE_AGENT_MEM_MB:--}" > "$SPINDLE_STATE_DIR/agent-offer"
+}
+
 start_mesos_agent() {
-  local node; node="$(hostname -s)"
-  start_daemon mesos-agent env SPINDLE_MESOS_MASTER="127.0.0.1:$SPINDLE_MESOS_PORT" SPINDLE_AGENT_HOST=127.0.0.1 \
+  local node cpus="${SPINDLE_AGENT_CPUS:-}" mem="${SPINDLE_AGENT_MEM_MB:-}" kept_cpus=- kept_mem=-
+  node="$(hostname -s)"
+  if [[ -s "$SPINDLE_STATE_DIR/agent-offer" ]]; then read -r kept_cpus kept_mem < "$SPINDLE_STATE_DIR/agent-offer"; fi
+  [[ -n "$cpus" || "$kept_cpus" == - ]] || cpus="$kept_cpus"
+  [[ -n "$mem" || "$kept_mem" == - ]] || mem="$kept_mem"
+  start_daemon mesos-agent env SPINDLE_AGENT_CPUS="$cpus" SPINDLE_AGENT_MEM_MB="$mem" \
+    SPINDLE_MESOS_MASTER="127.0.0.1:$SPINDLE_MESOS_PORT" SPINDLE_AGENT_HOST=127.0.0.1 \
     SPINDLE_AGENT_PORT="$SPINDLE_MESOS_AGENT_PORT" SPINDLE_MESOS_WORK_DIR="$SPINDLE_STATE_DIR/mesos-agent" \
     SPINDLE_MESOS_RESOURCES="http://127.0.0.1:${SERVICE_PORTS[disk-service]}/nodes/$node/mesos-resources" \
     SPINDLE_NODE_NAME="$node" "$SPINDLE_VENV/bin/spindle-mesos-agent"
