@@ -7,12 +7,15 @@ import random
 import re
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter
 
 import pytest
 
 from spindle_engine import Cluster, Properties, StorageLevel, Worker
+from spindle_engine.backend.plan import Sink, SinkKind, run_on_records
+from spindle_engine.codec import decode
 
 from .conftest import TESTS, Agent
 
@@ -207,6 +210,59 @@ def test_a_replacement_host_at_the_same_address_rejoins(engine, agents, tmp_path
         agents[0] = Agent(str(tmp_path), "a", port)  # Spindle replaces the member, same IP
         assert _eventually(lambda: not any(ex.down for ex in python.executors))
         assert python.parallelize(range(10), 2).collect() == list(range(10))
+    finally:
+        cluster.stop()
+
+
+class _WaitsFor:
+    """A slot that looks for a task only once `event` is set."""
+
+    def __init__(self, slot, event):
+        self._slot, self._event = slot, event
+
+    @property
+    def executor(self):
+        self._event.wait(30)
+        return self._slot.executor
+
+    def __getattr__(self, name):
+        return getattr(self._slot, name)
+
+
+class _Sets(_WaitsFor):
+    """A slot that sets `event` once it tried to reach its executor."""
+
+    @property
+    def executor(self):
+        return self._slot.executor
+
+    def connect(self, properties):
+        try:
+            return self._slot.connect(properties)
+        finally:
+            self._event.set()
+
+
+def test_a_final_reduce_taken_by_an_executor_whose_host_just_died_runs_on_the_survivor(
+        engine, agents, monkeypatch):
+    """reduce()'s last task reads the driver's own file, so nothing of it is lost with a host:
+    when the executor that takes it is on a host that died unseen (no task of the stage before
+    went there), it runs again on another (seen in CI: OutputsLost escaped reduce())."""
+    cluster = _cluster(engine, agents)
+    try:
+        python = Worker(cluster, "python")
+        assert python.parallelize(range(100), 4).reduce(_add) == 4950
+        agents[0].kill()
+        tried = threading.Event()
+        dead = agents[0].address
+        monkeypatch.setattr(python, "slots", [
+            _Sets(s, tried) if s.executor.agent.address == dead else _WaitsFor(s, tried)
+            for s in python.slots])
+        result = run_on_records(python, [1, 2, 3],
+                                Sink(kind=SinkKind.REDUCE, fn=python.function(_add)), "final")
+        assert decode(result.value) == [6]
+        assert tried.is_set() and python.metrics["hosts_lost"] == 1
+        assert [ex.down for ex in python.executors if ex.agent.address == dead] == [True]
     finally:
         cluster.stop()
 

@@ -153,7 +153,17 @@ def run_on_records(worker, records, sink, stage):
     task = ttypes.Task(stage=stage, partition=0, source=source, ops=[], sink=sink, attempt=0)
     refs = (sink.fn.ref,) if sink.fn is not None else ()
     try:
-        return run_stage(worker, [TaskSpec(stage, 0, lambda attempt: (task, None), refs)])[0]
+        for _ in range(2 * worker.max_failures + 1):
+            try:
+                return run_stage(worker, [TaskSpec(stage, 0, lambda attempt: (task, None),
+                                                   refs)])[0]
+            except OutputsLost as lost:
+                # its executor's host vanished before it ran (nothing was seen wrong with it in
+                # the stage before): its input is the driver's file, so run it again elsewhere
+                worker.metrics["hosts_lost"] += 1
+                worker.cluster.forget_host(lost.host)
+        raise EngineError(f"{stage}: hosts kept getting lost; giving up", kind="EXECUTOR_LOST",
+                          stage=stage)
     finally:
         os.remove(path)
 
