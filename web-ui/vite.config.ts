@@ -18,6 +18,7 @@ export default defineConfig({
     environment: 'jsdom',
     include: ['src/**/*.test.{ts,tsx}'], // e2e/ holds the Playwright tests (npm run e2e)
     setupFiles: ['./src/testing/setup.ts'],
+    testTimeout: 30_000, // above the setup's 10 s waits (Vitest's own 5 s would end them first)
     restoreMocks: true,
     unstubGlobals: true,
   },

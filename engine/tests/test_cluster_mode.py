@@ -252,7 +252,12 @@ def test_a_final_reduce_taken_by_an_executor_whose_host_just_died_runs_on_the_su
     try:
         python = Worker(cluster, "python")
         assert python.parallelize(range(100), 4).reduce(_add) == 4950
+        executors = subprocess.run(["pgrep", "-P", str(agents[0].proc.pid)], capture_output=True,
+                                   text=True).stdout.split()
         agents[0].kill()
+        # its executor ends at its stdin's EOF, a moment later: until then it could still run it
+        assert executors and _eventually(lambda: not any(os.path.exists(f"/proc/{pid}")
+                                                         for pid in executors), 30)
         tried = threading.Event()
         dead = agents[0].address
         monkeypatch.setattr(python, "slots", [

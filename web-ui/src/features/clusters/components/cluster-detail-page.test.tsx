@@ -104,7 +104,7 @@ describe('ClusterDetailPage', () => {
     await screen.findByText(/now DEPLOYING/);
     first.stream.close(); // the connection drops before the end
 
-    const second = await waitFor(() => api.stream(2), { timeout: 3000 });
+    const second = await waitFor(() => api.stream(2));
     expect(second.headers.get('Last-Event-ID')).toBe('4');
     expect(second.url).toContain('after_seq=4');
     expect(api.gets).toHaveLength(2); // the first fetch, and one refetch for event 4
