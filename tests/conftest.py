@@ -5,6 +5,8 @@ from collections import Counter
 from pathlib import Path
 
 import anyio
+import httpx
+import httpx._transports.default
 import pytest
 
 from spindle_common.consul import TOKEN_ENV as CONSUL_TOKEN_ENV
@@ -18,6 +20,24 @@ from tests.support.internal import use_platform_identity_key
 for _name in dir(anyio):
     if not _name.startswith("_"):
         getattr(anyio, _name)
+
+# httpx builds an SSL context (OpenSSL's, with the whole CA bundle) for every client, so for every
+# `httpx.get(…)`: ~50 ms of CPU, though the tests speak plain HTTP. Measured in CI run 26 (py-spy): an
+# xdist worker polling a server every 50 ms spent 89 % of its CPU there, half a core for minutes. The
+# tests' clients that bring no context of their own share one, made once here. (Not the services'
+# spindle_common.tls one: tests/unit/common/test_tls.py tells their clients, which must pass theirs,
+# from these.)
+_TESTS_TLS = httpx.create_ssl_context()
+_create_ssl_context = httpx._transports.default.create_ssl_context
+
+
+def _one_ssl_context(verify=True, cert=None, trust_env=True):
+    if verify is True and cert is None:
+        return _TESTS_TLS
+    return _create_ssl_context(verify=verify, cert=cert, trust_env=trust_env)
+
+
+httpx._transports.default.create_ssl_context = _one_ssl_context  # type: ignore[assignment]
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))

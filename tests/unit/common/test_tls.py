@@ -17,7 +17,13 @@ def test_every_internal_client_uses_the_one_context():
     clients = [ServiceClient("http://127.0.0.1:1", "t", "a")._http, ServiceClient("http://127.0.0.1:2", "t", "b")._http,
                ConsulClient("http://127.0.0.1:3", token="")._http]
     assert all(context_of(c) is default_tls() for c in clients)
-    assert context_of(httpx.Client()) is not default_tls()  # httpx alone makes a new one each time
+    assert context_of(httpx.Client()) is not default_tls()  # without it: httpx's own (below)
+
+
+def test_the_tests_own_clients_share_one_context():
+    """tests/conftest.py: httpx would make one per client, ~50 ms of CPU each (CI run 26)."""
+    assert context_of(httpx.Client()) is context_of(httpx.Client())
+    assert context_of(httpx.Client(verify=False)).verify_mode == ssl.CERT_NONE  # what asks for its own gets it
 
 
 def test_the_context_verifies_as_httpx_would():
