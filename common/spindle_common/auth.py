@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from fastapi import Header, Request
-
 from spindle_common.errors import ApiError
 
 Role = Literal["admin", "user", "service", "node"]
@@ -104,6 +102,8 @@ def caller_dependency(internal_token: str, *allowed: Role, identity_key: str | N
                       node_identity_key: str | None = None):
     """A FastAPI dependency that authenticates the caller and requires one of ``allowed`` roles
     (the keys default to the environment's)."""
+    from fastapi import Header  # (here: the clients, an executor's among them, never import FastAPI)
+
     key = identity_key if identity_key is not None else env_identity_key()
     node_key = node_identity_key if node_identity_key is not None else env_identity_key("node")
 
@@ -133,6 +133,7 @@ def require_own_node(caller: Caller, node: str) -> None:
 def require(*allowed: Role):
     """Like ``caller_dependency``, with the token and the identity key read from the serving app's
     settings (``app.state.settings``, set by ``create_service_app``)."""
+    from fastapi import Header, Request
 
     def dependency(
         request: Request,

@@ -1,15 +1,17 @@
 """The one error envelope: ``{"error": {"code", "message", "details"}}`` for every 4xx/5xx, its
 OpenAPI shape (``ErrorEnvelope``) and ``error_responses`` to document a route's error statuses."""
+from __future__ import annotations
+
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlalchemy.exc
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.exceptions import HTTPException as StarletteHTTPException
+
+if TYPE_CHECKING:  # imported where the handlers are installed: clients (an executor's) raise ApiError too
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
 
 
 class ApiError(Exception):
@@ -108,6 +110,10 @@ def allowed_methods(request: Request) -> list[str]:
 
 def install_error_handlers(app: FastAPI) -> None:
     """Make every error leave the service in the envelope, with the right status."""
+    import sqlalchemy.exc
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
