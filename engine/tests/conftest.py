@@ -36,6 +36,11 @@ class Agent:
         return [p for d in self.disks for p in glob.glob(os.path.join(d, "spindle-engine", "*",
                                                                           pattern))]
 
+    def executor_pids(self):
+        """Its executors' process ids (its children)."""
+        return subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                              text=True).stdout.split()
+
     def kill(self):
         """The host dies: the agent and (stdin EOF) its executors."""
         self.proc.send_signal(signal.SIGKILL)

@@ -6,7 +6,6 @@ import os
 import random
 import re
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -252,8 +251,7 @@ def test_a_final_reduce_taken_by_an_executor_whose_host_just_died_runs_on_the_su
     try:
         python = Worker(cluster, "python")
         assert python.parallelize(range(100), 4).reduce(_add) == 4950
-        executors = subprocess.run(["pgrep", "-P", str(agents[0].proc.pid)], capture_output=True,
-                                   text=True).stdout.split()
+        executors = agents[0].executor_pids()
         agents[0].kill()
         # its executor ends at its stdin's EOF, a moment later: until then it could still run it
         assert executors and _eventually(lambda: not any(os.path.exists(f"/proc/{pid}")
@@ -295,8 +293,7 @@ def test_a_killed_executor_process_is_restarted_by_its_agent(engine, agents):
     try:
         python = Worker(cluster, "python")
         assert python.parallelize(range(100), 4).reduce(_add) == 4950
-        children = subprocess.run(["pgrep", "-P", str(agents[0].proc.pid)], capture_output=True,
-                                  text=True).stdout.split()
+        children = agents[0].executor_pids()
         assert len(children) == 1  # its one Python executor (--cores 1)
         os.kill(int(children[0]), signal.SIGKILL)
         assert python.parallelize(range(100), 4).map(lambda x: x * 3).reduce(_add) == 14850
