@@ -122,6 +122,13 @@ def partition_specs(ds, stage, sink_for, partitions=None, skip_storage=None, pla
     return specs
 
 
+def _forget_lost_host(worker, lost):
+    """A stage ended with `lost` (OutputsLost): what was kept on that host is forgotten, to be
+    computed again where needed."""
+    worker.metrics["hosts_lost"] += 1
+    worker.cluster.forget_host(lost.host)
+
+
 def run_partitions(ds, stage, sink_for, partitions=None, skip_storage=None):
     """Prepare ds, then run one task per partition; return the TaskResults.
 
@@ -139,8 +146,7 @@ def run_partitions(ds, stage, sink_for, partitions=None, skip_storage=None):
             return [done[p] for p in partitions]
         except OutputsLost as lost:
             done.update(lost.done)
-            ds.worker.metrics["hosts_lost"] += 1
-            ds.worker.cluster.forget_host(lost.host)
+            _forget_lost_host(ds.worker, lost)
     raise EngineError(f"{stage}: inputs kept getting lost; giving up", kind="FETCH_FAILED",
                       stage=stage)
 
@@ -160,8 +166,7 @@ def run_on_records(worker, records, sink, stage):
             except OutputsLost as lost:
                 # its executor's host vanished before it ran (nothing was seen wrong with it in
                 # the stage before): its input is the driver's file, so run it again elsewhere
-                worker.metrics["hosts_lost"] += 1
-                worker.cluster.forget_host(lost.host)
+                _forget_lost_host(worker, lost)
         raise EngineError(f"{stage}: hosts kept getting lost; giving up", kind="EXECUTOR_LOST",
                           stage=stage)
     finally:
