@@ -1,5 +1,6 @@
 """A small Consul HTTP API client: service registration with health checks, and health reads."""
 import os
+import secrets
 from typing import Any
 
 import httpx
@@ -48,7 +49,12 @@ class ConsulClient:
         tags: list[str] | None = None,
         meta: dict[str, str] | None = None,
     ) -> None:
-        """Register (or re-register, idempotently) a service with its health check."""
+        """Register (or register again) a service with its health check.
+
+        The check gets an id of its own each time, replacing the service's earlier checks: Consul
+        applies a check's result by check id, so a run of the earlier check still in flight (a TCP
+        dial waiting out its timeout) would otherwise land on the new check — a name registered
+        passing turned critical a moment later by a probe made before the member was up."""
         body: dict[str, Any] = {
             "ID": service_id,
             "Name": name,
@@ -59,8 +65,10 @@ class ConsulClient:
         }
         if check:
             # check may set Interval
-            body["Check"] = {"CheckID": f"{service_id}-check", "Interval": "5s", "Timeout": "2s", **check}
-        self._http.put("/v1/agent/service/register", json=body).raise_for_status()
+            body["Check"] = {"CheckID": f"{service_id}-check-{secrets.token_hex(4)}", "Interval": "5s",
+                             "Timeout": "2s", **check}
+        self._http.put("/v1/agent/service/register", params={"replace-existing-checks": "true"},
+                       json=body).raise_for_status()
 
     @staticmethod
     def http_check(url: str) -> dict[str, Any]:

@@ -144,10 +144,7 @@ def register_names(consul: ConsulClient, leases: Sequence[Lease], members: Seque
         check = (consul.tcp_check(lease.address, member.health_tcp_port, interval="1s")
                  if member.health_tcp_port else None)
         if check and healthy:  # Consul keeps checking every second from this state on
-            check["Status"] = "passing"
-            # Consul keeps an existing check's status when a service is registered again, so the
-            # name is registered anew (it did not resolve before: its check had not passed yet).
-            consul.deregister_service(dns_service_id(member.owner))
+            check["Status"] = "passing"  # a new check (``register_service``): no earlier result carries over
         try:
             consul.register_service(name=dns_service, service_id=dns_service_id(member.owner), address=lease.address,
                                     port=member.health_tcp_port or 0, check=check,

@@ -1,8 +1,11 @@
 """Per-cluster batches of floating IPs on real PostgreSQL and Consul: every member's IP and DNS
 name in one call, all or nothing (also when Consul fails part-way), idempotent on retry; many
 owners released in one call; two batches racing for the last IPs."""
+import socket
+import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 
 import dns.resolver
 import httpx
@@ -229,3 +232,50 @@ def test_healthy_members_names_pass_at_once_and_consul_keeps_checking(api, fresh
     assert service["Address"] == again.json()["leases"][0]["address"]
     assert api.post("/allocations/release", json={"owners": [f"{cluster}-m0"]}, headers=SERVICE).status_code == 200
     assert consul_services(consul_url, cluster) == {}
+
+
+@contextmanager
+def unanswered_port():
+    """A loopback port whose connection attempts hang: its listener's accept queue is full, so the
+    kernel drops further SYNs (a member's address before its container answers, as a probe sees it)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        fillers = [socket.socket() for _ in range(2)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", port))
+            time.sleep(0.2)
+            yield port
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
+def test_a_name_registered_passing_is_not_turned_critical_by_an_earlier_probe_in_flight(consul_url, cluster):
+    """CI run 27's NXDOMAIN: registered while its member did not answer yet, a TCP check's dial hangs
+    for its 2 s timeout; registered again as passing (the member healthy) meanwhile, the name must
+    stay passing — the earlier dial's result belongs to a check that no longer exists."""
+    with unanswered_port() as hanging, socket.socket() as answering, ConsulClient(consul_url) as consul:
+        answering.bind(("127.0.0.1", 0))
+        answering.listen(16)
+        service_id = f"member-{cluster}-m0"
+        consul.register_service(cluster, service_id, "127.0.0.1", hanging,
+                                check=consul.tcp_check("127.0.0.1", hanging, interval="1s"))
+        try:
+            time.sleep(1.2)  # the first run starts within one interval: its dial is now waiting
+            healthy = {**consul.tcp_check("127.0.0.1", answering.getsockname()[1], interval="1s"),
+                       "Status": "passing"}
+            consul.register_service(cluster, service_id, "127.0.0.1", answering.getsockname()[1], check=healthy)
+            seen = set()
+            deadline = time.monotonic() + 3.0  # past the earlier dial's timeout
+            while time.monotonic() < deadline:
+                [entry] = consul.service_health(cluster)
+                seen |= {(c["CheckID"], c["Status"]) for c in entry["Checks"] if c["ServiceID"]}
+                time.sleep(0.05)
+            assert {status for _, status in seen} == {"passing"}, seen
+            assert len({check_id for check_id, _ in seen}) == 1, seen  # the earlier check was replaced
+        finally:
+            consul.deregister_service(service_id)
