@@ -8,6 +8,7 @@ each (the service's pool and PostgreSQL's connection limit are shared with every
 import asyncio
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -37,16 +38,24 @@ class EventHub:
         self.waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
         self.listener: Listener | None = None
         self.readers: anyio.CapacityLimiter | None = None  # made in the event loop, on first use
+        # For shared(): when each cluster with waiters was last notified (monotonic s; a reconnection
+        # counts for all), and the last shared read of each (when it began, its answer to come).
+        self.notified: dict[str, float] = {}
+        self.all_notified = float("-inf")
+        self.last_read: dict[tuple[asyncio.AbstractEventLoop, str], tuple[float, asyncio.Future]] = {}
 
     def _deliver(self, _channel: str, cluster_id: str) -> None:
         with self.lock:
             waiters = list(self.waiters.get(cluster_id, ()))
+            if waiters:
+                self.notified[cluster_id] = time.monotonic()
         for loop, changed in waiters:
             loop.call_soon_threadsafe(changed.set)
 
     def _wake_all(self) -> None:  # (re)connected: anything may have been missed
         with self.lock:
             waiters = [w for ws in self.waiters.values() for w in ws]
+            self.all_notified = time.monotonic()
         for loop, changed in waiters:
             loop.call_soon_threadsafe(changed.set)
 
@@ -74,11 +83,37 @@ class EventHub:
                 self.waiters[cluster_id].discard(entry)
                 if not self.waiters[cluster_id]:
                     del self.waiters[cluster_id]
+                    self.notified.pop(cluster_id, None)
+                    for key in [k for k in self.last_read if k[1] == cluster_id]:
+                        del self.last_read[key]
 
     async def reading(self, read: Callable[..., T], *args: Any) -> T:
         if self.readers is None:
             self.readers = anyio.CapacityLimiter(READERS)
         return await anyio.to_thread.run_sync(read, *args, limiter=self.readers)
+
+    async def shared(self, cluster_id: str, read: Callable[[], T], max_age: float) -> T:
+        """``read()`` of a cluster its subscribers share: the last one's answer when that read began
+        after the cluster's last notification and at most ``max_age`` seconds ago, else a new read.
+        (A cluster of N members has N executors waiting on its peer set, all woken by each change.)
+        The caller is subscribed to the cluster (``subscribe``)."""
+        key = (asyncio.get_running_loop(), cluster_id)
+        now = time.monotonic()
+        with self.lock:
+            since = max(self.notified.get(cluster_id, float("-inf")), self.all_notified, now - max_age)
+            last = self.last_read.get(key)
+            if last is None or last[0] <= since:  # began before what the caller must see: read anew
+                last = (now, asyncio.ensure_future(self.reading(read)))
+                self.last_read[key] = last
+                last[1].add_done_callback(lambda done: self._forget_failed(key, done))
+        return await asyncio.shield(last[1])
+
+    def _forget_failed(self, key: tuple[asyncio.AbstractEventLoop, str], done: asyncio.Future) -> None:
+        """A read that failed is not given to later callers: they read again."""
+        if done.cancelled() or done.exception() is not None:
+            with self.lock:
+                if key in self.last_read and self.last_read[key][1] is done:
+                    del self.last_read[key]
 
     async def exists(self, cluster_id: str) -> bool:
         return await self.reading(self._exists, cluster_id)

@@ -48,7 +48,7 @@ async def cluster_peers(cluster_id: str, request: Request, _: ExecutorCaller,
     async with hub.subscribe(cluster_id) as changed:
         while True:
             changed.clear()
-            current = await hub.reading(read)
+            current = await hub.shared(cluster_id, read, max_age=RECHECK_S / 2)
             if current is None:
                 raise ApiError(404, "CLUSTER_NOT_FOUND", f"no cluster {cluster_id}")
             left = deadline - time.monotonic()
