@@ -13,6 +13,10 @@
 # most of 2 cpus and up to 7 disks; the members' cpus stay hard quotas). Set either to override.
 test: export SPINDLE_AGENT_CPUS ?= 4
 test: export SPINDLE_DEV_DISKS ?= 4:hdd,2:ssd,6:hdd,2:ssd
+# The products' JVMs (daemons, tools, drivers, MapReduce tasks, Spark executors) run C1-only: the tests'
+# work lasts seconds to minutes, where C2's compiling (35 % of their CPU, measured) never pays off
+# (docs/TESTING.md). It applies to a platform this `up` starts; the orchestrator renders it into them.
+test: export SPINDLE_PRODUCT_JVM_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: up
 	scripts/test-all
 

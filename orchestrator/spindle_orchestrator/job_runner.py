@@ -13,7 +13,7 @@ RUNNING, then SUCCEEDED / FAILED / KILLED (``jobs.step``), and its IP is given b
 restart the same round picks RUNNING jobs up from their tasks. A job that runs longer than
 ``job_timeout_s`` has its task killed; a cluster going away kills its jobs' tasks (``StopJobs``)."""
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,7 +27,7 @@ from spindle_orchestrator import bindings, jobs
 from spindle_orchestrator.clusters import container_with_secret, record_event
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.models import Cluster, Job, identity
-from spindle_orchestrator.render import RenderError, render_value, with_shared
+from spindle_orchestrator.render import RenderError, platform_context, render_value, with_shared
 
 log = logging.getLogger("spindle.jobs")
 # Cluster states in which a PENDING job's driver is handed to the scheduler.
@@ -45,16 +45,17 @@ def lease_owner(job_id: str) -> str:
 
 
 def driver_context(cluster: Cluster, job: Job, ip: str, bound: dict[str, Any] | None = None,
-                   manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+                   manifest: dict[str, Any] | None = None, platform: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the product's job templates see: the cluster, its peers' IPs, settings and bindings
-    (``bindings.context``), the job's main file, the driver's IP, the manifest's shared templates."""
+    (``bindings.context``), the job's main file, the driver's IP, the manifest's shared templates and
+    the platform (``platform_context``)."""
     peers: dict[str, list[dict[str, Any]]] = {}
     for m in cluster.members:
         peers.setdefault(m.role, []).append({"id": m.member_id, "name": f"{m.role}-{m.index}", "ip": m.ip})
     return with_shared({"cluster": identity(cluster),
                         "peers": peers, "settings": cluster.options.get("settings", {}), "bound": bound or {},
                         "job": {"id": job.id, "main": f"/job/{job.main}", "dir": "/job", "output": "/job/output"},
-                        "driver": {"ip": ip}}, manifest)
+                        "driver": {"ip": ip}, "platform": dict(platform or platform_context())}, manifest)
 
 
 def driver_command(manifest: dict[str, Any], context: dict[str, Any], args: list[str]) -> list[str]:
@@ -156,7 +157,7 @@ class JobRunner:
         address = lease["address"] if lease else None
         try:
             context = driver_context(cluster, job, address or "", bindings.context(session, manifest, cluster.options),
-                                     manifest)
+                                     manifest, self.settings.platform)
             command = driver_command(manifest, context, job.args)
             env = render_value(runner.get("env", {}), context, "jobs env")
         except (RenderError, bindings.BindingGone) as exc:

@@ -10,7 +10,7 @@ relaunching a member, killing the cluster's tasks. It never touches disks: the s
 and reports them with each task.
 """
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -377,7 +377,7 @@ class Lifecycle:
         isolation."""
         return ContainerSpec(**container_with_secret(
             render_member(identity(cluster), manifest, cluster.options, member, ips, planned, bound, leaving,
-                          cluster.retired or ()), cluster,
+                          cluster.retired or (), self.settings.platform), cluster,
             self.settings.nodes_url if self.settings.network_pool else None))
 
     # --- RESIZING: members added, removed, told their peers ------------------------------------------
@@ -424,7 +424,8 @@ class Lifecycle:
         everyone = [planned_of(m) for m in cluster.members]
         going = [planned_of(m) for m in leaving]
         ips = {m.member_id: m.ip for m in cluster.members if m.ip}
-        templates = _templates(cluster, manifest, by, self._bound(session, cluster, manifest), going)
+        templates = _templates(cluster, manifest, by, self._bound(session, cluster, manifest), going,
+                               self.settings.platform)
         return manifest, drain, by, leaving, going, everyone, ips, templates
 
     def _self_drain(self, session: Session, cluster: Cluster, member_ids: tuple[str, ...]):
@@ -440,7 +441,8 @@ class Lifecycle:
             return None
         bound = self._bound(session, cluster, manifest)
         going = [planned_of(m) for m in leaving]
-        return manifest, drain, [(row, _templates(cluster, manifest, row, bound, going)) for row in leaving]
+        return manifest, drain, [(row, _templates(cluster, manifest, row, bound, going, self.settings.platform))
+                                 for row in leaving]
 
     def _drain_refused(self, session: Session, cluster: Cluster, row: Member, said: str) -> None:
         """A member's own drain refused or failed: it stays (its role's count goes back up to it; the
@@ -665,11 +667,11 @@ class Lifecycle:
 
 
 def _templates(cluster: Cluster, manifest: dict, member: Member, bound: dict,
-               going: Sequence[PlannedMember]) -> dict:
+               going: Sequence[PlannedMember], platform: Mapping[str, Any]) -> dict:
     """The context of ``member``'s templates among the cluster's members now, ``going`` leaving."""
     return member_context(identity(cluster), manifest, cluster.options, planned_of(member),
                           {m.member_id: m.ip for m in cluster.members if m.ip},
-                          [planned_of(m) for m in cluster.members], bound, going, cluster.retired or ())
+                          [planned_of(m) for m in cluster.members], bound, going, cluster.retired or (), platform)
 
 
 def _last_line(output: str, default: str) -> str:

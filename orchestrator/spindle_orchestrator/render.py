@@ -105,15 +105,22 @@ def _peer(member: PlannedMember, ips: Mapping[str, str | None]) -> dict[str, Any
     return {"id": member.member_id, "name": member.name, "ip": ips.get(member.member_id)}
 
 
+def platform_context(jvm_options: str = "") -> dict[str, Any]:
+    """What every template sees of the platform (``platform``): the JVM options its admin adds to every
+    JVM a product starts (``Settings.product_jvm_options``; the products' manifests put them in)."""
+    return {"jvm_options": jvm_options}
+
+
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                   member: PlannedMember, ips: Mapping[str, str | None],
                   all_members: list[PlannedMember], bound: dict[str, Any] | None = None,
-                  leaving: Sequence[PlannedMember] = (), retired: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                  leaving: Sequence[PlannedMember] = (), retired: Sequence[Mapping[str, Any]] = (),
+                  platform: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The container part of one member's launch request, every template rendered. ``leaving``:
     members a resize is draining (templates see them by role in ``leaving``, e.g. HDFS's exclude file);
     ``retired``: members it drained and removed (``clusters.retired``), by role in ``retired``."""
     role = manifest["roles"][member.role]
-    context = member_context(cluster, manifest, options, member, ips, all_members, bound, leaving, retired)
+    context = member_context(cluster, manifest, options, member, ips, all_members, bound, leaving, retired, platform)
     where = f"role {member.role}"
     return {
         "image": manifest["image"],
@@ -129,10 +136,11 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
 def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
                    member: PlannedMember, ips: Mapping[str, str | None], all_members: list[PlannedMember],
                    bound: dict[str, Any] | None = None, leaving: Sequence[PlannedMember] = (),
-                   retired: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                   retired: Sequence[Mapping[str, Any]] = (), platform: Mapping[str, Any] | None = None
+                   ) -> dict[str, Any]:
     """What a member's templates see: the cluster, the member, its peers by role, the members leaving
     by role, the members removed after a drain by role (those whose IP no member holds again), the
-    settings and the bound clusters."""
+    settings, the bound clusters and the platform (``platform_context``)."""
     disk_count = sum(member.disks.values())
     peers: dict[str, list[dict[str, Any]]] = {}
     for other in all_members:
@@ -155,4 +163,5 @@ def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: d
         "retired": gone,
         "settings": options.get("settings", {}),
         "bound": bound or {},
+        "platform": dict(platform or platform_context()),
     }, manifest)

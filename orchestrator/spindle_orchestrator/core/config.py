@@ -1,11 +1,16 @@
 """orchestrator settings (environment variables prefixed ``SPINDLE_``)."""
+import re
 from pathlib import Path
+from typing import Any
 
+from pydantic import field_validator
 from sqlalchemy.engine import make_url
 
 from spindle_common.settings import ServiceSettings
+from spindle_orchestrator.render import platform_context
 
 _REPO_CATALOG = Path(__file__).resolve().parents[3] / "catalog"
+JVM_OPTION = re.compile(r"-[A-Za-z0-9][A-Za-z0-9:+=._/-]*")
 
 
 class Settings(ServiceSettings):
@@ -52,6 +57,26 @@ class Settings(ServiceSettings):
     default_quota_mem_mb: int = 65536
     default_quota_disks: int = 16
     default_quota_floating_ips: int = 32
+    # JVM options added to every JVM the products start — members' daemons and tools, job drivers, the
+    # tasks and executors they start (each manifest puts ``platform.jvm_options`` where its product
+    # takes them) — for an admin's GC or JIT choice; empty: the JVMs' own defaults. Only options, each
+    # ``-`` then letters, digits and ``:+=._/-`` (they land in command lines and XML files as they are).
+    # `make test` sets -XX:TieredStopAtLevel=1 (docs/TESTING.md).
+    product_jvm_options: str = ""
+
+    @field_validator("product_jvm_options")
+    @classmethod
+    def _jvm_options(cls, value: str) -> str:
+        words = value.split()
+        bad = [w for w in words if not JVM_OPTION.fullmatch(w)]
+        if bad:
+            raise ValueError(f"not JVM options: {' '.join(bad)} (each '-' then letters, digits, ':+=._/-')")
+        return " ".join(words)
+
+    @property
+    def platform(self) -> dict[str, Any]:
+        """What the products' templates see of the platform."""
+        return platform_context(self.product_jvm_options)
 
     @property
     def nodes_url(self) -> str:

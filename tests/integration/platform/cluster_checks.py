@@ -1,4 +1,5 @@
 """Checks shared by the end-to-end cluster tests on the running platform."""
+import os
 import time
 from pathlib import Path
 
@@ -17,6 +18,34 @@ def container_of(member: dict):
     """The one running container of a cluster member (a member view with its ``member_id``)."""
     [container] = docker.from_env().containers.list(filters={"label": f"io.spindle.member={member['member_id']}"})
     return container
+
+
+def platform_jvm_options() -> list[str]:
+    """The JVM options the running orchestrator renders into the products' JVMs
+    (``SPINDLE_PRODUCT_JVM_OPTIONS`` in its environment, as deploy/up started it)."""
+    state_dir = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
+    pid = (state_dir / "run" / "orchestrator.pid").read_text().strip()
+    environ = dict(entry.partition("=")[::2] for entry in
+                   Path(f"/proc/{pid}/environ").read_text(errors="replace").split("\0") if entry)
+    return environ.get("SPINDLE_PRODUCT_JVM_OPTIONS", "").split()
+
+
+def jvm_arguments(container) -> list[str]:
+    """The command line of the JVM a member's container runs (its main process, or under docker-init:
+    the first java process down from it)."""
+    pids = [int(container.attrs["State"]["Pid"])]
+    while pids:
+        pid = pids.pop(0)
+        try:
+            arguments = [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+            children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                        for c in (task / "children").read_text().split()]
+        except OSError:  # ended meanwhile
+            continue
+        if arguments and arguments[0].endswith("java"):
+            return arguments
+        pids += children
+    raise AssertionError(f"no JVM runs in {container.name}")
 
 
 def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], timeout: float = 300) -> dict:

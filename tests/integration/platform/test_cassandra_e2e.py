@@ -18,7 +18,13 @@ from cassandra.cluster import Cluster, NoHostAvailable
 from cassandra.concurrent import execute_concurrent_with_args
 
 from spindle_common.clients import DiskClient
-from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
+from tests.integration.platform.cluster_checks import (
+    assert_nothing_left,
+    container_of,
+    jvm_arguments,
+    platform_jvm_options,
+    racks_of,
+)
 from tests.support.cassandra_records import Writer, connected, not_read_back
 from tests.support.live_users import cluster_secret, live_user
 from tests.support.through_restarts import refusals, resized_without, retrying, settled
@@ -113,6 +119,9 @@ def test_three_nodes_rf3_hold_every_row_on_every_disk_and_a_resize_down_decommis
             assert "data_file_directories:\n" + "".join(f"  - {d}/data\n" for d in hdd_dirs) in yaml
             assert f"commitlog_directory: {commitlog}\n" in yaml
             assert f'- seeds: "{",".join(n["ip"] + ":7000" for n in nodes)}"' in yaml
+            # the platform's JVM options (make test: C1 only) reached the node's JVM
+            arguments = jvm_arguments(container)
+            assert all(option in arguments for option in platform_jvm_options()), arguments
         wait_up_normal(nodes)
         # Each node's rack (GossipingPropertyFileSnitch) is the one Spindle gave it (its node's failure
         # domain); one data centre, named as SimpleSnitch names it (the keyspace below uses it).
