@@ -1,5 +1,4 @@
 """Checks shared by the end-to-end cluster tests on the running platform."""
-import os
 import time
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import docker
 from spindle_client.client import SpindleClient
 from spindle_common.clients import DiskClient, NetworkClient
 from spindle_common.errors import ApiError
+from tests.support.nodes import STATE_DIR
 
 RESOLVER = dns.resolver.Resolver(configure=False)
 RESOLVER.nameservers, RESOLVER.port = ["127.0.0.1"], 8600
@@ -23,8 +23,7 @@ def container_of(member: dict):
 def platform_jvm_options() -> list[str]:
     """The JVM options the running orchestrator renders into the products' JVMs
     (``SPINDLE_PRODUCT_JVM_OPTIONS`` in its environment, as deploy/up started it)."""
-    state_dir = Path(os.environ.get("SPINDLE_STATE_DIR", "/var/lib/spindle"))
-    pid = (state_dir / "run" / "orchestrator.pid").read_text().strip()
+    pid = (STATE_DIR / "run" / "orchestrator.pid").read_text().strip()
     environ = dict(entry.partition("=")[::2] for entry in
                    Path(f"/proc/{pid}/environ").read_text(errors="replace").split("\0") if entry)
     return environ.get("SPINDLE_PRODUCT_JVM_OPTIONS", "").split()
@@ -46,6 +45,12 @@ def jvm_arguments(container) -> list[str]:
             return arguments
         pids += children
     raise AssertionError(f"no JVM runs in {container.name}")
+
+
+def assert_jvm_has_platform_options(container) -> None:
+    """The platform's JVM options (make test: C1 only) reached the JVM the member's container runs."""
+    arguments = jvm_arguments(container)
+    assert all(option in arguments for option in platform_jvm_options()), arguments
 
 
 def wait_settled(client: SpindleClient, cluster: dict, states: tuple[str, ...], timeout: float = 300) -> dict:

@@ -19,10 +19,9 @@ from cassandra.concurrent import execute_concurrent_with_args
 
 from spindle_common.clients import DiskClient
 from tests.integration.platform.cluster_checks import (
+    assert_jvm_has_platform_options,
     assert_nothing_left,
     container_of,
-    jvm_arguments,
-    platform_jvm_options,
     racks_of,
 )
 from tests.support.cassandra_records import Writer, connected, not_read_back
@@ -119,9 +118,7 @@ def test_three_nodes_rf3_hold_every_row_on_every_disk_and_a_resize_down_decommis
             assert "data_file_directories:\n" + "".join(f"  - {d}/data\n" for d in hdd_dirs) in yaml
             assert f"commitlog_directory: {commitlog}\n" in yaml
             assert f'- seeds: "{",".join(n["ip"] + ":7000" for n in nodes)}"' in yaml
-            # the platform's JVM options (make test: C1 only) reached the node's JVM
-            arguments = jvm_arguments(container)
-            assert all(option in arguments for option in platform_jvm_options()), arguments
+            assert_jvm_has_platform_options(container)
         wait_up_normal(nodes)
         # Each node's rack (GossipingPropertyFileSnitch) is the one Spindle gave it (its node's failure
         # domain); one data centre, named as SimpleSnitch names it (the keyspace below uses it).

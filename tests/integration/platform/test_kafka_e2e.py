@@ -19,10 +19,9 @@ from kafka.admin import NewTopic
 from kafka.errors import KafkaConnectionError, KafkaError
 
 from tests.integration.platform.cluster_checks import (
+    assert_jvm_has_platform_options,
     assert_nothing_left,
     container_of,
-    jvm_arguments,
-    platform_jvm_options,
     racks_of,
 )
 from tests.support.jobs import JOBS, result_of, wait_job
@@ -144,9 +143,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_
             config = container.exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
             assert f"node.id={index}" in config and "log.dirs=/data/1/kafka" in config, config
             assert container.exec_run(["ls", "/data/1/metadata/meta.properties"]).exit_code == 0
-            # the platform's JVM options (make test: C1 only) reached the broker's JVM
-            arguments = jvm_arguments(container)
-            assert all(option in arguments for option in platform_jvm_options()), arguments
+            assert_jvm_has_platform_options(container)
 
         topic = f"spindle-e2e-{uuid.uuid4().hex[:6]}"
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
