@@ -13,6 +13,8 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, S
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.policies import RoundRobinPolicy
 
+from tests.support import acks
+
 
 @contextmanager
 def connected(members: list[dict], secret: str, user: str = "spindle") -> Iterator[Session]:
@@ -30,7 +32,8 @@ def connected(members: list[dict], secret: str, user: str = "spindle") -> Iterat
 
 class Writer(threading.Thread):
     """Rows written one after another at QUORUM (keys from ``first`` up) until stopped; ``acked``:
-    the keys Cassandra acknowledged, ``failed``: the writes it did not."""
+    the keys Cassandra acknowledged, ``failed``: the writes it did not; when each was sent and
+    acknowledged (``sent_at``, ``acked_at``: ``time.monotonic()``)."""
 
     def __init__(self, session: Session, keyspace: str, first: int = 0):
         super().__init__(daemon=True)
@@ -38,17 +41,30 @@ class Writer(threading.Thread):
         self.insert = session.prepare(f"INSERT INTO {keyspace}.kv (k, v) VALUES (?, ?)")
         self.next, self.failed = first, 0
         self.acked: list[int] = []
+        self.sent_at: dict[int, float] = {}
+        self.acked_at: dict[int, float] = {}
         self.stopping = threading.Event()
 
     def run(self) -> None:
         while not self.stopping.is_set():
+            key = self.next
+            self.sent_at[key] = time.monotonic()
             try:
-                self.session.execute(self.insert, (self.next, f"value-{self.next}"))
-                self.acked.append(self.next)
+                self.session.execute(self.insert, (key, f"value-{key}"))
+                self.acked_at[key] = time.monotonic()
+                self.acked.append(key)
             except Exception:  # noqa: BLE001 — an unacknowledged write is allowed; it is counted
                 self.failed += 1
             self.next += 1
             time.sleep(0.02)
+
+    def serving_again_after(self, since: float) -> float | None:
+        """Seconds from ``since`` to the first acknowledgement of a row sent after it (None: none yet)."""
+        return acks.serving_again_after(self.sent_at, dict(self.acked_at), since)
+
+    def longest_pause(self, since: float) -> float:
+        """The longest time without any acknowledgement from ``since`` to the last one."""
+        return acks.longest_pause(list(self.acked_at.values()), since)
 
     def stop(self) -> list[int]:
         self.stopping.set()

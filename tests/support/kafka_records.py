@@ -8,6 +8,8 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import NodeNotReadyError, NotControllerError, UnknownBrokerIdError
 
+from tests.support import acks
+
 
 def login(secret: str) -> dict[str, str]:
     """kafka-python's settings to log in to a Spindle Kafka cluster: user ``spindle``, the cluster's
@@ -77,14 +79,12 @@ class Writer(threading.Thread):
     def serving_again_after(self, since: float) -> float | None:
         """Seconds from ``since`` to the first acknowledgement of a record sent after it (None: none yet)."""
         with self.lock:
-            times = [at for value, at in self.acked_at.items() if self.sent_at[value] >= since]
-        return min(times) - since if times else None
+            return acks.serving_again_after(self.sent_at, self.acked_at, since)
 
     def longest_pause(self, since: float) -> float:
         """The longest time without any acknowledgement from ``since`` to the last one."""
         with self.lock:
-            times = sorted([since] + [at for at in self.acked_at.values() if at >= since])
-        return max(b - a for a, b in zip(times, times[1:], strict=False)) if len(times) > 1 else 0.0
+            return acks.longest_pause(self.acked_at.values(), since)
 
 
 def read_everything(bootstrap: list[str], topic: str, partitions: int, secret: str, timeout: float = 240) -> set[str]:

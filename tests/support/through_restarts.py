@@ -52,14 +52,17 @@ def running_cluster(owner: SpindleClient, product: str, version: str, options: d
         settled(owner, launched, ("DESTROYED",), timeout=300)
 
 
-def replaced(user: SpindleClient, cluster: dict, member_id: str, timeout: float) -> tuple[dict, dict]:
-    """(cluster, member) once the killed member ``member_id`` runs again as its first replacement
-    and the cluster is RUNNING; the cluster may only be DEGRADED meanwhile."""
+def replaced(user: SpindleClient, cluster: dict, member_id: str, timeout: float,
+             replacements: int = 1) -> tuple[dict, dict]:
+    """(cluster, member) once the killed member ``member_id`` runs again as its ``replacements``-th
+    replacement (the first by default) and the cluster is RUNNING; the cluster may only be DEGRADED
+    meanwhile."""
     deadline = time.monotonic() + timeout
     while True:
         cluster = retrying(lambda c=cluster: user.cluster(c))
         member = next(m for m in cluster["members"] if m["member_id"] == member_id)
-        if cluster["state"] == "RUNNING" and member["replacements"] == 1 and member["state"] == "TASK_RUNNING":
+        if cluster["state"] == "RUNNING" and member["replacements"] == replacements and \
+                member["state"] == "TASK_RUNNING":
             return cluster, member
         assert cluster["state"] in ("RUNNING", "DEGRADED"), (cluster["reason_code"], cluster["reason"])
         assert time.monotonic() < deadline, member
