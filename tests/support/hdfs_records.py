@@ -1,8 +1,15 @@
 """HDFS with high availability from a test: which NameNode is active (JMX), whether the active one
-writes its edits to a journal member, the racks it knows, a NameNode's namespace ids."""
+writes its edits to a journal member, the racks it knows, a NameNode's namespace ids; a writer of
+small files through WebHDFS that records which ones HDFS acknowledged, and which of those are gone."""
+import threading
 import time
 
 import httpx
+
+from tests.support import acks
+
+HDFS_USER = "hdfs"
+FILE = b"spindle\n" * 512  # 4 KiB
 
 
 def bean(member: dict, query: str) -> dict:
@@ -59,3 +66,80 @@ def written_to(namenode: dict, journal_ip: str) -> bool:
     except (httpx.HTTPError, KeyError, IndexError, ValueError):
         return False
     return f"{journal_ip}:8485 (Written txid" in status
+
+
+def webhdfs(namenode: dict, path: str) -> str:
+    return f"http://{namenode['ip']}:9870/webhdfs/v1{path}"
+
+
+class FileWriter(threading.Thread):
+    """Files ``<directory>/f-<n>`` (4 KiB each) created one after another through WebHDFS until stopped,
+    asking the NameNode that last answered first and the other one when it fails, as an HA client does.
+    A file is acknowledged when its DataNode answered 201 (the block written through the pipeline and
+    the file closed). ``sent_at``/``acked_at``: path → ``time.monotonic()``."""
+
+    def __init__(self, namenodes: list[dict], directory: str, first: int = 0):
+        super().__init__(daemon=True)
+        self.namenodes, self.directory, self.next = list(namenodes), directory, first
+        self.sent_at: dict[str, float] = {}
+        self.acked_at: dict[str, float] = {}
+        self.stopping = threading.Event()
+
+    @staticmethod
+    def write(http: httpx.Client, namenode: dict, path: str) -> bool:
+        try:
+            created = http.put(webhdfs(namenode, path), params={"op": "CREATE", "user.name": HDFS_USER,
+                                                                 "overwrite": "false"}, timeout=10)
+            if created.status_code != 307:
+                return False
+            return http.put(created.headers["location"], content=FILE, timeout=30).status_code == 201
+        except httpx.HTTPError:
+            return False
+
+    def run(self) -> None:
+        with httpx.Client() as http:
+            while not self.stopping.is_set():
+                path = f"{self.directory}/f-{self.next}"
+                self.next += 1
+                self.sent_at[path] = time.monotonic()
+                for namenode in list(self.namenodes):
+                    if self.write(http, namenode, path):
+                        self.acked_at[path] = time.monotonic()
+                        if namenode is not self.namenodes[0]:  # the one that answered first from now on
+                            self.namenodes.reverse()
+                        break
+                time.sleep(0.1)
+
+    @property
+    def acked(self) -> list[str]:
+        return sorted(dict(self.acked_at))
+
+    def serving_again_after(self, since: float) -> float | None:
+        """Seconds from ``since`` to the first acknowledgement of a file sent after it (None: none yet)."""
+        return acks.serving_again_after(self.sent_at, dict(self.acked_at), since)
+
+    def longest_pause(self, since: float) -> float:
+        """The longest time without any acknowledged file from ``since`` to the last one."""
+        return acks.longest_pause(list(self.acked_at.values()), since)
+
+    def stop(self) -> list[str]:
+        """Stops writing; the acknowledged files."""
+        self.stopping.set()
+        self.join(timeout=60)
+        assert not self.is_alive()
+        return self.acked
+
+
+def missing(namenode: dict, paths: list[str]) -> list[str]:
+    """The files of ``paths`` that do not read back whole (asked of ``namenode``, the active one; each
+    read from a DataNode holding its block, up to three of them, as an HDFS client tries the next
+    replica when one fails)."""
+
+    def whole(http: httpx.Client, path: str) -> bool:
+        try:
+            read = http.get(webhdfs(namenode, path), params={"op": "OPEN", "user.name": HDFS_USER}, timeout=30)
+            return read.status_code == 200 and read.content == FILE
+        except httpx.HTTPError:
+            return False
+    with httpx.Client(follow_redirects=True) as http:
+        return [path for path in paths if not any(whole(http, path) for _ in range(3))]

@@ -34,7 +34,7 @@ NODES = ("n1", "n2", "n3")
 # DataNode on one node, a disk each.
 NODE_HDDS = 3
 IMAGES = ("spindle/base:bookworm", "spindle/spark:3.5", "spindle/engine:1.0", "spindle/kafka:4.0",
-          "spindle/cassandra:5.0")
+          "spindle/cassandra:5.0", "spindle/hadoop:3.3")
 
 
 def sh(*command: str, env: dict | None = None, timeout: float = 600) -> str:
@@ -53,6 +53,13 @@ def deploy_lib(call: str) -> str:
 def node_docker(node: str) -> docker.DockerClient:
     """The node's own Docker Engine."""
     return docker.DockerClient(base_url=f"unix:///run/spdl/{node}/docker.sock")
+
+
+def node_container(member: dict):
+    """The running container of a cluster member on a simulated node, from that node's Docker Engine."""
+    label = f"io.spindle.member={member['member_id']}"
+    [container] = node_docker(member["node"]).containers.list(filters={"label": label})
+    return container
 
 
 def agents() -> dict[str, dict]:

@@ -1,4 +1,4 @@
-"""Spark, the engine, Kafka and Cassandra on three simulated nodes (deploy/node): Spark with a worker on
+"""Spark, the engine, Kafka, Cassandra and HDFS on three simulated nodes (deploy/node): Spark with a worker on
 each node counts words exactly, its driver a Mesos task on a node; an engine cluster with an executor on each
 node runs the Figure-5 word count and K-Means exactly, partitions crossing nodes over TCP. Kafka with
 the nodes in two racks (issue 26): the brokers (replicas) are placed one per node by default; each
@@ -7,11 +7,13 @@ with acks=all records every write the brokers acknowledged while a whole node is
 agents and broker at once), and a reader afterwards finds every one of them; the node back, the lost
 broker is replaced there with its IP and catches up. Cassandra likewise, beside Kafka through the
 same node's loss: its nodes one per node, a writer at QUORUM, every acknowledged row read back, the
-node replaced.
+node replaced. HDFS with high availability through the loss of its active NameNode's node: the
+standby takes over, every acknowledged file reads back, the lost members come back.
 
 Marked slow (the product images are pulled onto each of the three nodes, then the clusters and jobs
 run on 2 shared cores); tests/integration/nodes/test_simulated_nodes.py runs the nodes with
 static-web."""
+import json
 import time
 import uuid
 from collections import Counter
@@ -27,6 +29,7 @@ from spindle_common.clients import SchedulerClient
 from tests.integration.platform.cluster_checks import wait_settled
 from tests.support.cassandra_records import Writer as RowWriter
 from tests.support.cassandra_records import connected, not_read_back
+from tests.support.hdfs_records import FileWriter, active_and_standby, bean, missing, racks_in, state, written_to
 from tests.support.jobs import (
     CPP_WORDCOUNT,
     JOBS,
@@ -38,7 +41,7 @@ from tests.support.jobs import (
 )
 from tests.support.kafka_records import Writer, create_topics, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
-from tests.support.nodes import NODES, all_disks_free, job_task_node, node_docker, sh, wait_for
+from tests.support.nodes import NODES, all_disks_free, job_task_node, node_container, sh, wait_for
 from tests.support.through_restarts import replaced
 
 LINES = 100_000
@@ -123,8 +126,7 @@ def kafka_state(brokers: list[dict]) -> str:
     """What the brokers on the nodes left say: the KRaft quorum's status and each one's last warnings."""
     said = []
     for broker in brokers:
-        [container] = node_docker(broker["node"]).containers.list(
-            filters={"label": f"io.spindle.member={broker['member_id']}"})
+        container = node_container(broker)
         login = ("umask 077; printf '%s\\n' security.protocol=SASL_PLAINTEXT sasl.mechanism=PLAIN "
                  "\"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
                  "username=\\\"spindle\\\" password=\\\"$SPINDLE_CLUSTER_SECRET\\\";\" > /tmp/quorum.properties")
@@ -135,6 +137,87 @@ def kafka_state(brokers: list[dict]) -> str:
                 if " WARN " in line or " ERROR " in line][-15:]
         said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
     return " | ".join(said)
+
+
+def test_hdfs_with_ha_loses_no_acknowledged_file_when_the_active_namenodes_node_dies(nodes, database_url):
+    """HDFS on the three nodes in two racks, high availability on by default (three nodes or more): the
+    NameNodes on two nodes of different racks, a journal member and a DataNode on every node (replicas
+    apart), the NameNode's topology placing each DataNode in its node's rack. A writer creates small
+    files through WebHDFS (replication 3), asking the NameNode that answered last first, as an HA
+    client does; the node of the active NameNode dies whole (its dockerd, agents, NameNode, failover
+    controller, journal member, ZooKeeper server and DataNode at once). The standby becomes active, the
+    writer goes on, and every file HDFS acknowledged reads back whole. The lost NameNode, journal
+    member and DataNode are replaced with their IPs on fresh disks (the last two on their node once it
+    is back): the NameNode copies the namespace of the active one and stands by, the journal member
+    takes the active one's edits again, the DataNode is live again."""
+    wait_for("every node's disks free", lambda: all_disks_free(nodes["token"], NODES), 120)
+    options = {"roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 1}},
+                         "datanode": {"count": 3, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 1}}},
+               "wait_for_resources": True}
+    with live_user(database_url, "nodehdfs") as user, racks(database_url, nodes["token"]):
+        cluster = user.launch("hadoop", "3.3", options)
+        writer = dead = None
+        try:
+            cluster = wait_settled(user, cluster, ("RUNNING", "FAILED"), timeout=900)
+            assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
+            assert cluster["options"]["settings"]["ha"] is True  # the default on three nodes
+            assert cluster["notices"] == [], cluster["notices"]  # no replicas share a node
+            roles = {role: [m for m in cluster["members"] if m["role"] == role]
+                     for role in ("namenode", "journalnode", "datanode")}
+            assert {RACKS[m["node"]] for m in roles["namenode"]} == {"rack-a", "rack-b"}, roles["namenode"]
+            for role in ("journalnode", "datanode"):
+                assert sorted(m["node"] for m in roles[role]) == sorted(NODES), roles[role]
+            active, standby = active_and_standby(roles["namenode"])
+            topology = node_container(active).exec_run(["hdfs", "dfsadmin", "-printTopology"])
+            assert topology.exit_code == 0, topology.output
+            assert racks_in(topology.output.decode()) == {
+                d["ip"]: f"/{RACKS[d['node']]}" for d in roles["datanode"]}
+
+            # The writer runs; the active NameNode's node dies under it; it goes on.
+            writer = FileWriter([active, standby], "/nodes")
+            writer.start()
+            wait_for("acknowledged files", lambda: len(writer.acked_at) >= 50, 180)
+            dead = active["node"]
+            killed_at = time.monotonic()
+            sh("deploy/node", "kill", dead)
+            wait_for("the standby active", lambda: state(standby) == "active", 300, every=1)
+            took_over = time.monotonic() - killed_at
+            at_kill = len(writer.acked_at)
+            wait_for("files acknowledged after the node's loss", lambda: len(writer.acked_at) >= at_kill + 100, 300)
+            acked = writer.stop()
+            print(f"hdfs writer: {len(writer.sent_at)} files sent, {len(acked)} acknowledged; the standby active "
+                  f"{took_over:.1f} s after {dead} died, a file acknowledged "
+                  f"{writer.serving_again_after(killed_at):.1f} s after; longest pause "
+                  f"{writer.longest_pause(killed_at):.1f} s")
+            lost = missing(standby, acked)
+            assert lost == [], f"{len(lost)} of {len(acked)} acknowledged files lost, e.g. {lost[:5]}"
+
+            # The node comes back: its members are replaced there with their IPs, on fresh disks.
+            sh("deploy/node", "start", dead)
+            back = {}
+            for role in roles:
+                [victim] = [m for m in roles[role] if m["node"] == dead]
+                cluster, back[role] = replaced(user, cluster, victim["member_id"], timeout=900)
+                assert back[role]["ip"] == victim["ip"], back[role]
+            # The journal member and the DataNode wait for their node (one per node); the NameNode may
+            # come back on the node without one as soon as its own is gone, apart from the active one.
+            assert back["journalnode"]["node"] == back["datanode"]["node"] == dead, back
+            assert back["namenode"]["node"] != standby["node"], back["namenode"]
+            assert active_and_standby([standby, back["namenode"]]) == (standby, back["namenode"])
+            roll = node_container(standby).exec_run(["hdfs", "dfsadmin", "-rollEdits"])  # a new segment: on all
+            assert roll.exit_code == 0, roll.output
+            wait_for("the journal member written to again", lambda: written_to(standby, back["journalnode"]["ip"]),
+                     120, every=5)
+            wait_for("three DataNodes live", lambda: len(json.loads(bean(
+                standby, "Hadoop:service=NameNode,name=NameNodeInfo")["LiveNodes"])) == 3, 300, every=5)
+        finally:
+            if writer:
+                writer.stopping.set()
+            if dead:
+                sh("deploy/node", "start", dead)  # starts what is not running (after a failure)
+            user.delete(cluster)
+            wait_settled(user, cluster, ("DESTROYED",), timeout=300)
+            wait_for("every node's disks wiped and free", lambda: all_disks_free(nodes["token"], NODES), 120)
 
 
 def test_kafka_and_cassandra_one_per_node_lose_no_acknowledged_write_when_a_node_dies(nodes, database_url):

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
-from tests.support.hdfs_records import active_and_standby, bean, namespace_of, racks_in, state, written_to
+from tests.support.hdfs_records import active_and_standby, bean, namespace_of, racks_in, state, webhdfs, written_to
 from tests.support.live_users import live_user
 from tests.support.nodes import wait_for
 from tests.support.through_restarts import replaced, retrying, settled
@@ -45,10 +45,6 @@ HEARTBEAT_FRESH_S = 5
 def user(database_url):
     with live_user(database_url, "hdfs") as client:
         yield client
-
-
-def webhdfs(namenode: dict, path: str) -> str:
-    return f"http://{namenode['ip']}:9870/webhdfs/v1{path}"
 
 
 def heard_from(live: dict, ip: str) -> bool:

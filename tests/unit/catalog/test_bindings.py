@@ -75,7 +75,7 @@ def test_spark_jobs_and_engine_members_bound_to_an_hdfs_with_ha_know_both_nameno
         "-Dspark.hadoop.dfs.namenode.rpc-address.spindle.namenode-1=10.2.0.1:8020",
         "-Dspark.hadoop.dfs.namenode.rpc-address.spindle.namenode-2=10.2.0.2:8020",
         "-Dspark.hadoop.dfs.client.failover.proxy.provider.spindle="
-        "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"]
+        "org.apache.hadoop.hdfs.server.namenode.ha.RequestHedgingProxyProvider"]
 
     engine = load_catalog(REPO_CATALOG).get("engine", "1.0")
     options = validate_options(engine, {})

@@ -228,7 +228,12 @@ def test_datanodes_a_resize_removes_are_decommissioned_first(manifest):
     assert files["/etc/hadoop/dfs.exclude"].split() == [ips[leaving[1].member_id], "10.0.0.99"]
 
     assert manifest["roles"]["datanode"]["drain"]["by"] == "namenode"
-    assert parse(files["/etc/hadoop/hdfs-site.xml"])["dfs.namenode.decommission.interval"] == "5s"
+    site = parse(files["/etc/hadoop/hdfs-site.xml"])
+    assert site["dfs.namenode.decommission.interval"] == "5s"
+    # A DataNode silent for 2 × 15 s + 10 heartbeats (60 s) is dead, not 10.5 min: with fewer live
+    # DataNodes than the replication, the NameNode puts a stale one in every write pipeline until then.
+    assert site["dfs.namenode.heartbeat.recheck-interval"] == "15000"
+    assert site["dfs.namenode.avoid.write.stale.datanode"] == "true"
 
 
 # A real `hdfs dfsadmin -report` of Hadoop 3.3.6 (a Spindle NameNode's, during a drain; IPs replaced):
@@ -294,7 +299,7 @@ def test_ha_is_two_namenodes_over_three_journal_members_and_clients_use_the_name
               "dfs.namenode.http-address.spindle.namenode-1": "10.0.0.1:9870",
               "dfs.namenode.http-address.spindle.namenode-2": "10.0.0.2:9870",
               "dfs.client.failover.proxy.provider.spindle":
-                  "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
+                  "org.apache.hadoop.hdfs.server.namenode.ha.RequestHedgingProxyProvider",
               "dfs.namenode.shared.edits.dir": "qjournal://10.0.0.6:8485;10.0.0.7:8485;10.0.0.8:8485/spindle"}
     command, env = driver(manifest, {"settings": {"ha": True}})
     job_sites = [parse(env["SPINDLE_CORE_SITE"]), parse(env["SPINDLE_HDFS_SITE"])]

@@ -142,5 +142,5 @@ def test_bound_to_an_hdfs_with_ha_spark_uses_the_nameservice_and_webhdfs_both_na
         "spark.hadoop.dfs.namenode.rpc-address.spindle.namenode-1": "10.2.0.2:8020",
         "spark.hadoop.dfs.namenode.rpc-address.spindle.namenode-2": "10.2.0.5:8020",
         "spark.hadoop.dfs.client.failover.proxy.provider.spindle":
-            "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"}
+            "org.apache.hadoop.hdfs.server.namenode.ha.RequestHedgingProxyProvider"}
     assert container["env"]["SPINDLE_HDFS_WEBHDFS"] == "http://10.2.0.2:9870,http://10.2.0.5:9870"
