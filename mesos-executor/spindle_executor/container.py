@@ -100,6 +100,7 @@ def hardening(spec: TaskContainer) -> dict[str, Any]:
         "init": True,
         "log_config": LogConfig(type=LogConfig.types.JSON, config=dict(LOG_OPTIONS)),
         "read_only": security.read_only_root,
+        "sysctls": dict(NEIGHBOUR_SYSCTLS) if spec.network else None,  # no network: no eth0
     }
     if security.read_only_root:
         size = max(TMPFS_MIN_MB, spec.mem_mb // 4)
@@ -108,6 +109,15 @@ def hardening(spec: TaskContainer) -> dict[str, Any]:
     return settings
 
 
+# A peer whose node died answers nothing, not even a refusal. With Linux's defaults a connection to it
+# goes out on the neighbour entry last confirmed (reachable for 15 to 45 s, then 5 s before a probe)
+# while TCP resends its SYN (after 1, 3, 7, 15, 31 s): a DataNode writing to a lost one waited up to
+# its 60 s socket timeout (measured on three simulated nodes). Entries reachable for 2.5 to 7.5 s and
+# probed after 1 s find the peer gone, and fail the connection (EHOSTUNREACH), within about 20 s.
+# Namespaced: they change only the container's own network namespace, on its one interface (a network
+# namespace other than the host's has no ``neigh/default``).
+NEIGHBOUR_SYSCTLS = {"net.ipv4.neigh.eth0.base_reachable_time_ms": "5000",
+                     "net.ipv4.neigh.eth0.delay_first_probe_time": "1"}
 # json-file logs of every container: at most 3 files of 10 MB.
 LOG_OPTIONS = {"max-size": "10m", "max-file": "3"}
 # A read-only root's /tmp: in RAM, counted in the container's memory; a quarter of it, at least 64 MB.

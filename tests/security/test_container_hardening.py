@@ -120,6 +120,10 @@ def test_every_member_container_is_hardened(clusters, product):
         # What runs inside has no capability at all (root included: the bounding set is empty).
         status = container_of(member).exec_run(["sh", "-c", "grep -E '^Cap(Eff|Bnd):' /proc/1/status"]).output
         assert status.decode().split() == ["CapEff:", "0000000000000000", "CapBnd:", "0000000000000000"], where
+        # A peer whose node died is found gone within seconds: the container's own neighbour settings.
+        neigh = container_of(member).exec_run(["sh", "-c", "cat /proc/sys/net/ipv4/neigh/eth0/base_reachable_time_ms"
+                                               " /proc/sys/net/ipv4/neigh/eth0/delay_first_probe_time"]).output
+        assert neigh.decode().split() == ["5000", "1"], (where, neigh)
     if product == "static-web":  # the one product that needs nothing of root
         member = cluster["members"][0]
         attrs = container_of(member).attrs

@@ -38,10 +38,17 @@ def test_the_spec_becomes_docker_host_config(security, expected):
     for key, value in expected.items():
         assert config[key] == value, key
     assert config["Init"] is True  # tini reaps orphans, so zombies never hold the pids limit
+    assert "Sysctls" not in config  # no network, no eth0 to tune
     if not (security or {}).get("cap_add"):
         assert "CapAdd" not in config  # nothing kept
     if not (security or {}).get("read_only_root"):
         assert "Tmpfs" not in config
+
+
+def test_a_container_on_a_network_finds_a_peer_whose_node_died_gone_within_seconds():
+    config = host_config(None, network="spindle-c1", ip="10.0.0.5")
+    assert config["Sysctls"] == {"net.ipv4.neigh.eth0.base_reachable_time_ms": "5000",
+                                 "net.ipv4.neigh.eth0.delay_first_probe_time": "1"}
 
 
 @pytest.mark.parametrize(("security", "problem"), [
