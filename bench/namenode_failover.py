@@ -22,13 +22,12 @@ Rows go to docs/BENCHMARKS.md (``--no-record`` only prints).
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from results import machine, record
+from results import machine, median_cell, record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.conftest import read_env_file  # noqa: E402
@@ -97,9 +96,7 @@ def main() -> None:
                       "longest_pause_s": [round(x, 2) for x in pauses], "lost": lost}))
     if args.no_record:
         return
-
-    def cell(values: list[float]) -> str:
-        return f"**{statistics.median(values):.1f} s** ({' · '.join(f'{v:.1f}' for v in values)})"
+    cell = median_cell
     command = ".venv/bin/python bench/namenode_failover.py" + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
     record(HEADING, TABLE_HEADER, f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {cell(took_over)} | {cell(writing)} "
                                   f"| {cell(pauses)} | {lost} | {machine()} | `{command}` |")

@@ -1,6 +1,7 @@
 """Writing benchmark results into docs/BENCHMARKS.md: each run appends one row to its section's table."""
 import os
 import platform
+import statistics
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "BENCHMARKS.md"
@@ -18,6 +19,11 @@ def machine() -> str:
     """One line naming the machine: cores, CPU model, memory."""
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return f"{len(os.sched_getaffinity(0))} cores, {cpu_model()}, {mem_gib:.0f} GiB"
+
+
+def median_cell(values: list[float], unit: str = "s") -> str:
+    """A table cell: the median in bold, then every run's value (``**8.2 s** (7.2 · 9.9 · 8.2)``)."""
+    return f"**{statistics.median(values):.1f} {unit}** ({' · '.join(f'{v:.1f}' for v in values)})"
 
 
 def record(heading: str, table_header: str, row: str) -> None:

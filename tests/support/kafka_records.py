@@ -9,6 +9,7 @@ from kafka.admin import NewTopic
 from kafka.errors import NodeNotReadyError, NotControllerError, UnknownBrokerIdError
 
 from tests.support import acks
+from tests.support.nodes import node_container
 
 
 def login(secret: str) -> dict[str, str]:
@@ -105,3 +106,21 @@ def read_everything(bootstrap: list[str], topic: str, partitions: int, secret: s
         return values
     finally:
         consumer.close()
+
+
+def kafka_state(brokers: list[dict]) -> str:
+    """What brokers on simulated nodes say (those left after a node's loss): the KRaft quorum's status
+    and each one's last warnings."""
+    said = []
+    for broker in brokers:
+        container = node_container(broker)
+        login = ("umask 077; printf '%s\\n' security.protocol=SASL_PLAINTEXT sasl.mechanism=PLAIN "
+                 "\"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                 "username=\\\"spindle\\\" password=\\\"$SPINDLE_CLUSTER_SECRET\\\";\" > /tmp/quorum.properties")
+        quorum = container.exec_run(["sh", "-c", f"{login}; kafka metadata-quorum --bootstrap-controller "
+                                     f"{brokers[0]['ip']}:9093 --command-config /tmp/quorum.properties "
+                                     "describe --status 2>&1 | tail -n 12"])
+        logs = [line for line in container.logs(tail=2000).decode(errors="replace").splitlines()
+                if " WARN " in line or " ERROR " in line][-15:]
+        said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
+    return " | ".join(said)

@@ -39,7 +39,7 @@ from tests.support.jobs import (
     result_of,
     wait_job,
 )
-from tests.support.kafka_records import Writer, create_topics, login, read_everything
+from tests.support.kafka_records import Writer, create_topics, kafka_state, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
 from tests.support.nodes import NODES, all_disks_free, job_task_node, node_container, sh, wait_for
 from tests.support.through_restarts import replaced
@@ -120,23 +120,6 @@ def racks(database_url: str, token: str) -> Iterator[None]:
         finally:
             for node in RACKS:
                 admin.set_rack(node, None)
-
-
-def kafka_state(brokers: list[dict]) -> str:
-    """What the brokers on the nodes left say: the KRaft quorum's status and each one's last warnings."""
-    said = []
-    for broker in brokers:
-        container = node_container(broker)
-        login = ("umask 077; printf '%s\\n' security.protocol=SASL_PLAINTEXT sasl.mechanism=PLAIN "
-                 "\"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-                 "username=\\\"spindle\\\" password=\\\"$SPINDLE_CLUSTER_SECRET\\\";\" > /tmp/quorum.properties")
-        quorum = container.exec_run(["sh", "-c", f"{login}; kafka metadata-quorum --bootstrap-controller "
-                                     f"{brokers[0]['ip']}:9093 --command-config /tmp/quorum.properties "
-                                     "describe --status 2>&1 | tail -n 12"])
-        logs = [line for line in container.logs(tail=2000).decode(errors="replace").splitlines()
-                if " WARN " in line or " ERROR " in line][-15:]
-        said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
-    return " | ".join(said)
 
 
 def test_hdfs_with_ha_loses_no_acknowledged_file_when_the_active_namenodes_node_dies(nodes, database_url):
