@@ -45,6 +45,8 @@ TABLE_HEADER = ("| measured (UTC) | kill of the active NameNode → the standby 
 LAUNCH = {"roles": {"namenode": {"cpus": 0.25, "mem_mb": 768, "disks": {"hdd": 0, "ssd": 1}},
                     "datanode": {"count": 2, "cpus": 0.5, "mem_mb": 768, "disks": {"hdd": 2}}},
           "settings": {"replication": 2, "ha": True}, "wait_for_resources": True}
+
+
 def round_of(client, cluster: dict, first: int) -> tuple[dict, float, float, float, int, int]:
     """(cluster, standby active s, first acknowledged file s, longest pause s, files lost, next file)."""
     namenodes = [m for m in cluster["members"] if m["role"] == "namenode"]
@@ -96,10 +98,10 @@ def main() -> None:
                       "longest_pause_s": [round(x, 2) for x in pauses], "lost": lost}))
     if args.no_record:
         return
-    cell = median_cell
     command = ".venv/bin/python bench/namenode_failover.py" + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
-    record(HEADING, TABLE_HEADER, f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {cell(took_over)} | {cell(writing)} "
-                                  f"| {cell(pauses)} | {lost} | {machine()} | `{command}` |")
+    cells = " | ".join(median_cell(values) for values in (took_over, writing, pauses))
+    record(HEADING, TABLE_HEADER,
+           f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {cells} | {lost} | {machine()} | `{command}` |")
 
 
 if __name__ == "__main__":

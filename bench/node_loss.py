@@ -35,9 +35,10 @@ from kafka import KafkaAdminClient  # noqa: E402
 from kafka.admin import NewTopic  # noqa: E402
 
 from tests.conftest import read_env_file  # noqa: E402
+from tests.integration.platform.cluster_checks import wait_settled  # noqa: E402
 from tests.support.cassandra_records import Writer as RowWriter  # noqa: E402
 from tests.support.cassandra_records import connected, not_read_back  # noqa: E402
-from tests.support.kafka_records import Writer, create_topics, kafka_state, login, read_everything  # noqa: E402
+from tests.support.kafka_records import Writer, create_topics, in_sync, kafka_state, login, read_everything  # noqa: E402
 from tests.support.live_users import cluster_secret, live_user  # noqa: E402
 from tests.support.nodes import NODES, all_disks_free, sh, simulated_nodes, wait_for  # noqa: E402
 from tests.support.through_restarts import replaced  # noqa: E402
@@ -57,18 +58,9 @@ CASSANDRA = {"roles": {"node": {"count": 3, "cpus": 0.9, "mem_mb": 1024, "disks"
 
 
 def running(client, cluster: dict, timeout: float) -> dict:
-    cluster = wait_for("settled", lambda: (c := client.cluster(cluster))["state"] in ("RUNNING", "FAILED") and c,
-                       timeout, every=2)
+    cluster = wait_settled(client, cluster, ("RUNNING", "FAILED"), timeout)
     assert cluster["state"] == "RUNNING", (cluster["reason_code"], cluster["reason"])
     return cluster
-
-
-def in_sync(bootstrap: list[str], topic: str, secret: str) -> bool:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
-    try:
-        return all(len(p["isr_nodes"]) == 3 for p in admin.describe_topics([topic])[0]["partitions"])
-    finally:
-        admin.close()
 
 
 def back_in_place(client, cluster: dict, node: str) -> dict:
@@ -83,8 +75,7 @@ def back_in_place(client, cluster: dict, node: str) -> dict:
 class Round:
     """One node's loss under both writers: what each measured."""
 
-    def __init__(self, dead: str):
-        self.dead = dead
+    def __init__(self):
         self.kafka_serving = self.kafka_pause = self.rows_serving = self.rows_pause = 0.0
         self.lost = 0
 
@@ -92,7 +83,7 @@ class Round:
 def round_of(client, kafka: dict, cassandra: dict, topic: str, secrets: dict[str, str], session, dead: str,
              first_key: int) -> tuple[dict, dict, Round, int]:
     """Kill ``dead`` under both writers, check nothing acknowledged is lost, bring it back."""
-    measured = Round(dead)
+    measured = Round()
     bootstrap = [f"{m['ip']}:9092" for m in kafka["members"]]
     writer, rows = Writer(bootstrap, topic, secrets["kafka"]), RowWriter(session, KEYSPACE, first=first_key)
     writer.start()
@@ -191,11 +182,10 @@ def main() -> None:
     print(json.dumps({**{name: [round(v, 2) for v in values] for name, values in columns.items()}, "lost": lost}))
     if args.no_record:
         return
-    cell = median_cell
     command = ".venv/bin/python bench/node_loss.py" + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
-    record(HEADING, TABLE_HEADER, f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {cell(columns['kafka_serving'])} "
-                                  f"| {cell(columns['kafka_pause'])} | {cell(columns['rows_serving'])} "
-                                  f"| {cell(columns['rows_pause'])} | {lost} | {machine()} | `{command}` |")
+    cells = " | ".join(median_cell(values) for values in columns.values())  # in TABLE_HEADER's order
+    record(HEADING, TABLE_HEADER,
+           f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {cells} | {lost} | {machine()} | `{command}` |")
 
 
 if __name__ == "__main__":

@@ -88,6 +88,15 @@ class Writer(threading.Thread):
             return acks.longest_pause(self.acked_at.values(), since)
 
 
+def in_sync(bootstrap: list[str], topic: str, secret: str, replicas: int = 3) -> bool:
+    """Every partition of ``topic`` has ``replicas`` brokers in sync."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
+    try:
+        return all(len(p["isr_nodes"]) == replicas for p in admin.describe_topics([topic])[0]["partitions"])
+    finally:
+        admin.close()
+
+
 def read_everything(bootstrap: list[str], topic: str, partitions: int, secret: str, timeout: float = 240) -> set[str]:
     """Every record of every partition of the topic, up to the end offsets it has now."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000,

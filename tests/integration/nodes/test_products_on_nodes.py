@@ -39,7 +39,7 @@ from tests.support.jobs import (
     result_of,
     wait_job,
 )
-from tests.support.kafka_records import Writer, create_topics, kafka_state, login, read_everything
+from tests.support.kafka_records import Writer, create_topics, in_sync, kafka_state, login, read_everything
 from tests.support.live_users import cluster_secret, live_user
 from tests.support.nodes import NODES, all_disks_free, job_task_node, node_container, sh, wait_for
 from tests.support.through_restarts import replaced
@@ -314,12 +314,8 @@ def test_kafka_and_cassandra_one_per_node_lose_no_acknowledged_write_when_a_node
             [victim] = [m for m in members if m["node"] == dead]
             cassandra, member = replaced(user, cassandra, victim["member_id"], timeout=900)
             assert (member["ip"], member["node"]) == (victim["ip"], dead), member
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000, **login(secret))
-            try:
-                wait_for("every partition in sync on the three brokers again", lambda: all(
-                    len(p["isr_nodes"]) == 3 for p in admin.describe_topics([topic])[0]["partitions"]), 300)
-            finally:
-                admin.close()
+            wait_for("every partition in sync on the three brokers again", lambda: in_sync(bootstrap, topic, secret),
+                     300)
             with connected(members, cassandra_secret) as session:
                 wait_for("every row read at ALL", lambda: not not_read_back(
                     session, keyspace, acked_rows, ConsistencyLevel.ALL), 600, every=5)
