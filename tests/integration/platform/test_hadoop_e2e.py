@@ -93,8 +93,11 @@ def read_back(namenode: dict, path: str) -> bytes:
 
 
 def topology(namenode: dict) -> dict[str, str]:
-    """Each DataNode's IP → its rack in the NameNode's network topology (`hdfs dfsadmin -printTopology`)."""
-    out = container_of(namenode).exec_run(["hdfs", "dfsadmin", "-printTopology"])
+    """Each DataNode's IP → its rack in this NameNode's network topology (`hdfs dfsadmin -printTopology`
+    asked of it alone: through the nameservice, whichever NameNode answers first would, and a standby
+    that has not heard from every DataNode yet reports fewer)."""
+    out = container_of(namenode).exec_run(["hdfs", "dfsadmin", "-fs", f"hdfs://{namenode['ip']}:8020",
+                                           "-printTopology"])
     assert out.exit_code == 0, out.output
     return racks_in(out.output.decode())
 
