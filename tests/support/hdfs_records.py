@@ -3,6 +3,7 @@ writes its edits to a journal member, the racks it knows, a NameNode's namespace
 small files through WebHDFS that records which ones HDFS acknowledged, and which of those are gone."""
 import threading
 import time
+from collections import deque
 
 import httpx
 
@@ -76,25 +77,34 @@ class FileWriter(threading.Thread):
     """Files ``<directory>/f-<n>`` (4 KiB each) created one after another through WebHDFS until stopped,
     asking the NameNode that last answered first and the other one when it fails, as an HA client does.
     A file is acknowledged when its DataNode answered 201 (the block written through the pipeline and
-    the file closed). ``sent_at``/``acked_at``: path → ``time.monotonic()``."""
+    the file closed). ``sent_at``/``acked_at``: path → ``time.monotonic()``; ``errors``: the last
+    failed attempts (when, which NameNode, what failed)."""
 
     def __init__(self, namenodes: list[dict], directory: str, first: int = 0):
         super().__init__(daemon=True)
         self.namenodes, self.directory, self.next = list(namenodes), directory, first
         self.sent_at: dict[str, float] = {}
         self.acked_at: dict[str, float] = {}
+        self.errors: deque[tuple[float, str, str]] = deque(maxlen=20)
         self.stopping = threading.Event()
 
-    @staticmethod
-    def write(http: httpx.Client, namenode: dict, path: str) -> bool:
+    def write(self, http: httpx.Client, namenode: dict, path: str) -> bool:
+        step = "CREATE at the NameNode"
         try:
             created = http.put(webhdfs(namenode, path), params={"op": "CREATE", "user.name": HDFS_USER,
                                                                  "overwrite": "false"}, timeout=10)
-            if created.status_code != 307:
-                return False
-            return http.put(created.headers["location"], content=FILE, timeout=30).status_code == 201
-        except httpx.HTTPError:
-            return False
+            if created.status_code == 307:
+                step = f"the write to {httpx.URL(created.headers['location']).host}"
+                written = http.put(created.headers["location"], content=FILE, timeout=30)
+                if written.status_code == 201:
+                    return True
+                failure = f"{step}: {written.status_code} {written.text[:200]}"
+            else:
+                failure = f"{step}: {created.status_code} {created.text[:200]}"
+        except httpx.HTTPError as exc:
+            failure = f"{step}: {exc!r}"
+        self.errors.append((time.monotonic(), namenode["ip"], failure))
+        return False
 
     def run(self) -> None:
         with httpx.Client() as http:

@@ -1,15 +1,20 @@
 """A Kafka writer that records every write the brokers acknowledged (and when), and a reader of a
 whole topic: the node-loss tests' and benchmark's way of counting what was lost (Jepsen's way);
-the login every client of a Spindle Kafka cluster needs."""
+the login every client of a Spindle Kafka cluster needs; a fourth broker added and drained away."""
 import threading
 import time
+import uuid
+from collections.abc import Callable
+from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import NodeNotReadyError, NotControllerError, UnknownBrokerIdError
 
+from spindle_client.client import SpindleClient
 from tests.support import acks
-from tests.support.nodes import node_container
+from tests.support.nodes import node_container, wait_for
+from tests.support.through_restarts import refusals, resized_without, retrying, settled
 
 
 def login(secret: str) -> dict[str, str]:
@@ -133,3 +138,76 @@ def kafka_state(brokers: list[dict]) -> str:
                 if " WARN " in line or " ERROR " in line][-15:]
         said.append(f"{broker['member_id']}: quorum {quorum.output.decode(errors='replace')!r}; last warnings {logs}")
     return " | ".join(said)
+
+
+def synced_partitions(admin: KafkaAdminClient, topic: str, partitions: int, timeout: float = 300) -> list[dict]:
+    """The topic's partitions once there are ``partitions`` of them, each with 3 replicas in sync."""
+    def synced() -> list[dict] | None:
+        found = admin.describe_topics([topic])[0]["partitions"]
+        return found if len(found) == partitions and all(len(p["isr_nodes"]) == 3 for p in found) else None
+    return wait_for(f"every partition of {topic} in sync on 3 brokers", synced, timeout, every=2)
+
+
+def resize_up_then_down(user: SpindleClient, cluster: dict, brokers: list[dict], secret: str,
+                        container_of: Callable[[dict], Any], partitions: int) -> dict:
+    """Issue 26's drains, on a cluster of the 3 ``brokers`` (``container_of`` finds a member's
+    container: on this host or on a simulated node). Resized to 4: broker 4 joins as a broker only
+    (brokers 1 to 3 are the KRaft quorum); a topic of replication 3 and min.insync.replicas 2 gets
+    replicas on it. Resized to 3 while a writer with acks=all goes on: broker 4 moves its partitions to
+    the three that stay (DRAINING → DRAINED) before Spindle removes it; every acknowledged record reads
+    back and every partition is in sync on brokers 1 to 3. Resized to 2: broker 3 refuses (it votes in
+    the quorum), stays, and the timeline says why. The cluster at the end."""
+    bootstrap = [f"{m['ip']}:9092" for m in brokers]
+    retrying(lambda: user.resize(cluster, {"broker": 4}))
+
+    def grown() -> dict | None:
+        found = retrying(lambda: user.cluster(cluster))
+        assert found["state"] in ("RUNNING", "RESIZING"), (found["reason_code"], found["reason"])
+        return found if len(found["members"]) == 4 and found["state"] == "RUNNING" else None
+    cluster = wait_for("the fourth broker", grown, 600, every=2)
+    [leaving] = [m for m in cluster["members"] if m["member_id"].endswith("-broker-4")]
+    config = container_of(leaving).exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
+    assert "process.roles=broker" in config, config
+    topic = f"resize-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
+    try:
+        wait_for("broker 4 in the cluster's metadata",
+                 lambda: 4 in {b["broker_id"] for b in admin.describe_cluster()["brokers"]}, 120, every=2)
+        create_topics(admin, [NewTopic(topic, partitions, 3, topic_configs={"min.insync.replicas": "2"})])
+        placed = synced_partitions(admin, topic, partitions, timeout=120)
+        assert any(4 in p["replica_nodes"] for p in placed), placed
+        writer = Writer(bootstrap, topic, secret)
+        writer.start()
+        try:
+            wait_for("200 acknowledged records", lambda: writer.acked_count() >= 200, 120)
+            seen = user.events(cluster)[-1].seq
+            retrying(lambda: user.resize(cluster, {"broker": 3}))
+            cluster = resized_without(user, cluster, leaving["member_id"], seen, timeout=900)
+            time.sleep(2)  # a few writes more with the broker gone
+        finally:
+            writer.stopping.set()
+            writer.join(timeout=180)
+        steps = [e for e in user.events(cluster, seen) if e.member_id == leaving["member_id"]]
+        states = [e.state for e in steps]
+        assert states.index("DRAINING") < states.index("DRAINED") < states.index("REMOVING") < \
+            states.index("REMOVED"), states
+        assert "no partition has a replica on broker 4" in next(e.message for e in steps if e.state == "DRAINED")
+        for partition in synced_partitions(admin, topic, partitions):
+            assert set(partition["replica_nodes"]) == {1, 2, 3}, partition
+    finally:
+        admin.close()
+    acked = writer.acked
+    assert len(acked) >= 200, (len(acked), writer.failed)
+    lost = acked - read_everything(bootstrap, topic, partitions, secret)
+    assert not lost, f"{len(lost)} of {len(acked)} acknowledged records lost: {sorted(lost)[:10]}"
+
+    # Broker 3 votes in the KRaft quorum: its removal is refused, it stays, the count is 3 again.
+    seen = user.events(cluster)[-1].seq
+    retrying(lambda: user.resize(cluster, {"broker": 2}))
+    refused = refusals(user, cluster, seen, timeout=300)
+    assert refused[0].member_id == brokers[2]["member_id"], refused
+    assert "DRAIN_FAILED" in refused[0].message and "voter of the cluster's KRaft quorum" in refused[0].message
+    cluster = settled(user, cluster, ("RUNNING",), timeout=300)
+    assert retrying(lambda: user.cluster(cluster))["options"]["roles"]["broker"]["count"] == 3
+    assert sorted(m["member_id"] for m in cluster["members"]) == sorted(m["member_id"] for m in brokers)
+    return cluster

@@ -2,17 +2,15 @@
 node UN in the others' view, in its Spindle node's rack; only the cluster's user (spindle, with the
 cluster's secret) logs in; from the host (Python cassandra-driver) a keyspace with replication
 factor 3 takes N rows written at QUORUM; after `nodetool flush` each node's SSTables lie on every one
-of its hdd disks (and its commit log on its ssd, when the host has ssd disks for 3 nodes). A resize
-from 3 nodes to 2 (issue 26's drains): refused by Cassandra while a keyspace needs 3 replicas, then
-done with `nodetool decommission` first while a writer goes on, losing no row; DELETE → DESTROYED
-with nothing left. A node's loss and its replacement (same IP, fresh disks, its predecessor's place
-in the ring, every row at ALL again) are tested where a whole node dies:
-tests/integration/nodes/test_products_on_nodes.py (here they cost a fourth Cassandra start, minutes
-of CPU of the parallel pass's critical path)."""
-import time
+of its hdd disks (and its commit log on its ssd, when the host has ssd disks for 3 nodes); DELETE →
+DESTROYED with nothing left. A node's loss and its replacement (same IP, fresh disks, its
+predecessor's place in the ring, every row at ALL again), and the resize from 3 nodes to 2 (issue 26's
+drains: refused by Cassandra while a keyspace needs 3 replicas, then done with `nodetool decommission`
+first while a writer goes on, losing no row) are tested across nodes, where a whole node dies:
+tests/integration/nodes/test_products_on_nodes.py (here they would cost minutes of CPU of the
+parallel pass's critical path)."""
 
 import pytest
-from cassandra import ConsistencyLevel
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import Cluster, NoHostAvailable
 from cassandra.concurrent import execute_concurrent_with_args
@@ -24,9 +22,9 @@ from tests.integration.platform.cluster_checks import (
     container_of,
     racks_of,
 )
-from tests.support.cassandra_records import Writer, connected, not_read_back
+from tests.support.cassandra_records import connected, wait_up_normal
 from tests.support.live_users import cluster_secret, live_user
-from tests.support.through_restarts import refusals, resized_without, retrying, settled
+from tests.support.through_restarts import retrying, settled
 
 ROWS = 1000
 NODES = 3
@@ -66,14 +64,6 @@ def run(container, *command: str) -> str:
     return out.output.decode()
 
 
-def up_normal(member: dict) -> set[str]:
-    """The nodes ``member`` sees Up and Normal (`nodetool status`)."""
-    out = container_of(member).exec_run(["nodetool", "status"])
-    if out.exit_code != 0:
-        return set()
-    return {line.split()[1] for line in out.output.decode().splitlines() if line.startswith("UN ")}
-
-
 def rack_by_ip(member: dict) -> dict[str, str]:
     """Every node's rack as ``member`` sees it (`nodetool status`: the address second, the rack last)."""
     status = run(container_of(member), "nodetool", "status")
@@ -81,21 +71,12 @@ def rack_by_ip(member: dict) -> dict[str, str]:
     return {line.split()[1]: line.split()[-1] for line in status.splitlines() if line[:2] in ("UN", "DN", "UJ")}
 
 
-def wait_up_normal(members: list[dict], timeout: float = 300) -> None:
-    ips = {m["ip"] for m in members}
-    deadline = time.monotonic() + timeout
-    while not all(up_normal(m) == ips for m in members):
-        assert time.monotonic() < deadline, {m["member_id"]: up_normal(m) for m in members}
-        time.sleep(2)
-
-
 def data_files(container, directory: str) -> list[str]:
     """The SSTable data files of the test's table under ``directory``."""
     return run(container, "find", directory, "-path", f"*/{KEYSPACE}/kv-*", "-name", "*-Data.db").split()
 
 
-def test_three_nodes_rf3_hold_every_row_on_every_disk_and_a_resize_down_decommissions_first(user, platform_env,
-                                                                                               database_url):
+def test_three_nodes_rf3_hold_every_row_on_every_disk(user, platform_env, database_url):
     hdd, ssd = disks_per_node(platform_env)
     # 3 × (0.6 + the executor's 0.05) of the 2 cpus a 2-core host offers: at 0.25 each node's JVM took
     # minutes to start and to stream its replicas back.
@@ -119,7 +100,7 @@ def test_three_nodes_rf3_hold_every_row_on_every_disk_and_a_resize_down_decommis
             assert f"commitlog_directory: {commitlog}\n" in yaml
             assert f'- seeds: "{",".join(n["ip"] + ":7000" for n in nodes)}"' in yaml
             assert_jvm_has_platform_options(container)
-        wait_up_normal(nodes)
+        wait_up_normal(nodes, container_of)
         # Each node's rack (GossipingPropertyFileSnitch) is the one Spindle gave it (its node's failure
         # domain); one data centre, named as SimpleSnitch names it (the keyspace below uses it).
         racks = racks_of(nodes)
@@ -156,61 +137,8 @@ def test_three_nodes_rf3_hold_every_row_on_every_disk_and_a_resize_down_decommis
                 assert run(container, "ls", commitlog).split(), (member["member_id"], "no commit log segment")
                 assert data_files(container, f"/data/{hdd + 1}") == []
 
-        cluster = resize_to_two(user, cluster, nodes, secret)
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
     assert final["state"] == "DESTROYED"
     assert_nothing_left(platform_env, final)
-
-
-def node_count(user, cluster: dict) -> int:
-    return retrying(lambda: user.cluster(cluster))["options"]["roles"]["node"]["count"]
-
-
-def resize_to_two(user, cluster: dict, nodes: list[dict], secret: str) -> dict:
-    """3 nodes resized to 2 (issue 26's drains): with a keyspace of replication factor 3 Cassandra
-    refuses to decommission (2 nodes cannot hold 3 replicas), so the node stays and the timeline says
-    why; with factor 2 the leaving node runs `nodetool decommission` (DRAINING → DRAINED: its replicas
-    streamed to the others) before Spindle removes it, while a writer goes on at QUORUM: every
-    acknowledged row reads back at ALL from the 2 nodes left. The cluster once resized."""
-    leaving, staying = nodes[-1], nodes[:-1]
-    # Refused: 2 nodes cannot keep 3 replicas. The node stays, the count goes back to 3.
-    seen = user.events(cluster)[-1].seq
-    retrying(lambda: user.resize(cluster, {"node": 2}))
-    refused = refusals(user, cluster, seen, timeout=600)
-    assert refused[0].member_id == leaving["member_id"], refused
-    assert "DRAIN_FAILED" in refused[0].message and "Not enough live nodes" in refused[0].message, refused
-    cluster = settled(user, cluster, ("RUNNING",), timeout=300)
-    assert node_count(user, cluster) == NODES
-    assert sorted(m["member_id"] for m in cluster["members"]) == [m["member_id"] for m in nodes]
-    wait_up_normal(nodes)
-
-    # Factor 2 (system_distributed's too, 3 by default, and system_auth's, which Spindle makes 3): 2
-    # nodes can hold it; the node is decommissioned, then removed, while rows go on being written.
-    seen = user.events(cluster)[-1].seq
-    with connected(nodes, secret) as session:
-        for keyspace in (KEYSPACE, "system_distributed", "system_auth"):
-            session.execute(f"ALTER KEYSPACE {keyspace} WITH replication = "
-                            "{'class': 'NetworkTopologyStrategy', 'datacenter1': 2}")
-        writer = Writer(session, KEYSPACE, first=ROWS)
-        writer.start()
-        try:
-            retrying(lambda: user.resize(cluster, {"node": 2}))
-            cluster = resized_without(user, cluster, leaving["member_id"], seen, timeout=900)
-            time.sleep(2)  # a few writes more with the node gone
-        finally:
-            acked = writer.stop()
-    steps = [e for e in user.events(cluster, seen) if e.member_id == leaving["member_id"]]
-    states = [e.state for e in steps]
-    assert states.index("DRAINING") < states.index("DRAINED") < states.index("REMOVING") < \
-        states.index("REMOVED"), states
-    assert "decommissioned" in next(e.message for e in steps if e.state == "DRAINED")
-    assert node_count(user, cluster) == 2
-    assert acked and len(acked) > 50, (len(acked), writer.failed)
-    wait_up_normal(staying)  # the ring is the 2 nodes left: the leaving one is gone from it
-    with connected(staying, secret) as session:
-        keys = list(range(ROWS)) + acked
-        lost = not_read_back(session, KEYSPACE, keys, ConsistencyLevel.ALL)
-        assert lost == [], f"{len(lost)} of {len(keys)} acknowledged rows not read back at ALL: {lost[:10]}"
-    return cluster

@@ -6,7 +6,8 @@ disk of every broker holds partition folders of it; one broker's container is ki
 consumer group reads all N back exactly while Spindle replaces it; the replacement (same IP and
 node.id, fresh disk) catches up until every partition is fully in sync again, with the topic's
 folders on its new disk; a consumer script run as a Spindle job reads all N too (its log and its
-output say so); DELETE → DESTROYED with nothing left."""
+output say so); DELETE → DESTROYED with nothing left. A fourth broker added and drained away under a
+writer (issue 26's drains) is tested across nodes: tests/integration/nodes/test_products_on_nodes.py."""
 import io
 import json
 import tarfile
@@ -25,9 +26,13 @@ from tests.integration.platform.cluster_checks import (
     racks_of,
 )
 from tests.support.jobs import JOBS, result_of, wait_job
-from tests.support.kafka_records import Writer, create_topics, login, read_everything
+from tests.support.kafka_records import (
+    create_topics,
+    login,
+    synced_partitions,
+)
 from tests.support.live_users import cluster_secret, live_user
-from tests.support.through_restarts import refusals, replaced, resized_without, retrying, settled
+from tests.support.through_restarts import replaced, retrying, settled
 
 RECORDS = 2000
 PARTITIONS = 6
@@ -61,17 +66,6 @@ def partition_folders(container, topic: str) -> dict[int, set[int]]:
         found[disk] = {int(name.rsplit("-", 1)[1]) for name in out.output.decode().split()
                        if name.rsplit("-", 1)[0] == topic}
     return found
-
-
-def in_sync(admin: KafkaAdminClient, topic: str, timeout: float = 300) -> list[dict]:
-    """The topic's partitions once each has all 3 replicas in sync."""
-    deadline = time.monotonic() + timeout
-    while True:
-        partitions = admin.describe_topics([topic])[0]["partitions"]
-        if len(partitions) == PARTITIONS and all(len(p["isr_nodes"]) == 3 for p in partitions):
-            return partitions
-        assert time.monotonic() < deadline, partitions
-        time.sleep(2)
 
 
 def commit_first_record(bootstrap: list[str], topic: str, group: str, secret: str, timeout: float = 180) -> bool:
@@ -116,7 +110,7 @@ def consume_all(bootstrap: list[str], topic: str, group: str, secret: str,
 
 
 @pytest.mark.timeout(2700)  # may queue for disks behind other tests (wait_for_resources)
-def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_leaving_broker(
+def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(
         user, platform_env, database_url):
     cluster = retrying(lambda: user.launch("kafka", "4.0", LAUNCH))
     try:
@@ -154,7 +148,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_
                 {index: racks[b["member_id"]] for index, b in enumerate(brokers, start=1)}
             create_topics(admin, [NewTopic(topic, num_partitions=PARTITIONS, replication_factor=3,
                                            topic_configs={"min.insync.replicas": "2"})])
-            in_sync(admin, topic, timeout=120)
+            synced_partitions(admin, topic, PARTITIONS, timeout=120)
             producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", **login(secret))
             sent = [producer.send(topic, key=key.encode(), value=value.encode()) for key, value in expected().items()]
             producer.flush(timeout=120)
@@ -181,7 +175,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_
             assert member["ip"] == victim["ip"]
             replacement = container_of(member)
             assert replacement.id != old.id
-            partitions = in_sync(admin, topic)
+            partitions = synced_partitions(admin, topic, PARTITIONS)
             assert all(sorted(p["replica_nodes"]) == [1, 2, 3] for p in partitions), partitions
             folders = partition_folders(replacement, topic)
             assert set().union(*folders.values()) == set(range(PARTITIONS)), folders
@@ -196,76 +190,8 @@ def test_kafka_keeps_every_record_through_a_broker_loss_runs_a_job_and_drains_a_
         with tarfile.open(fileobj=io.BytesIO(user.job_output(cluster, job["id"]))) as tar:
             assert json.load(tar.extractfile("output/count.json")) == result
 
-        cluster = resize_up_then_down(user, cluster, brokers, secret)
     finally:
         retrying(lambda: user.delete(cluster))
         final = settled(user, cluster, ("DESTROYED",), timeout=300)
     assert final["state"] == "DESTROYED"
     assert_nothing_left(platform_env, final)
-
-
-def resize_up_then_down(user, cluster: dict, brokers: list[dict], secret: str) -> dict:
-    """Issue 26's drains. Resized to 4: broker 4 joins as a broker only (brokers 1 to 3 are the KRaft
-    quorum); a topic of replication 3 and min.insync.replicas 2 gets replicas on it. Resized to 3
-    while a writer with acks=all goes on: broker 4 moves its partitions to the three that stay
-    (DRAINING → DRAINED) before Spindle removes it; every acknowledged record reads back and every
-    partition is in sync on brokers 1 to 3. Resized to 2: broker 3 refuses (it votes in the quorum),
-    stays, and the timeline says why. The cluster at the end."""
-    bootstrap = [f"{m['ip']}:9092" for m in brokers]
-    retrying(lambda: user.resize(cluster, {"broker": 4}))
-    deadline = time.monotonic() + 600
-    while len((cluster := retrying(lambda c=cluster: user.cluster(c)))["members"]) < 4 or cluster["state"] != "RUNNING":
-        assert cluster["state"] in ("RUNNING", "RESIZING"), (cluster["reason_code"], cluster["reason"])
-        assert time.monotonic() < deadline, cluster
-        time.sleep(2)
-    [leaving] = [m for m in cluster["members"] if m["member_id"].endswith("-broker-4")]
-    config = container_of(leaving).exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
-    assert "process.roles=broker" in config, config
-    topic = f"resize-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000, **login(secret))
-    try:
-        wait = time.monotonic() + 120
-        while 4 not in {b["broker_id"] for b in admin.describe_cluster()["brokers"]}:
-            assert time.monotonic() < wait, admin.describe_cluster()["brokers"]
-            time.sleep(2)
-        create_topics(admin, [NewTopic(topic, PARTITIONS, 3, topic_configs={"min.insync.replicas": "2"})])
-        partitions = in_sync(admin, topic, timeout=120)
-        assert any(4 in p["replica_nodes"] for p in partitions), partitions
-        writer = Writer(bootstrap, topic, secret)
-        writer.start()
-        try:
-            deadline = time.monotonic() + 120
-            while writer.acked_count() < 200:
-                assert time.monotonic() < deadline, (writer.acked_count(), writer.failed)
-                time.sleep(0.5)
-            seen = user.events(cluster)[-1].seq
-            retrying(lambda: user.resize(cluster, {"broker": 3}))
-            cluster = resized_without(user, cluster, leaving["member_id"], seen, timeout=900)
-            time.sleep(2)  # a few writes more with the broker gone
-        finally:
-            writer.stopping.set()
-            writer.join(timeout=180)
-        steps = [e for e in user.events(cluster, seen) if e.member_id == leaving["member_id"]]
-        states = [e.state for e in steps]
-        assert states.index("DRAINING") < states.index("DRAINED") < states.index("REMOVING") < \
-            states.index("REMOVED"), states
-        assert "no partition has a replica on broker 4" in next(e.message for e in steps if e.state == "DRAINED")
-        for partition in in_sync(admin, topic):
-            assert set(partition["replica_nodes"]) == {1, 2, 3}, partition
-    finally:
-        admin.close()
-    acked = writer.acked
-    assert len(acked) >= 200, (len(acked), writer.failed)
-    lost = acked - read_everything(bootstrap, topic, PARTITIONS, secret)
-    assert not lost, f"{len(lost)} of {len(acked)} acknowledged records lost: {sorted(lost)[:10]}"
-
-    # Broker 3 votes in the KRaft quorum: its removal is refused, it stays, the count is 3 again.
-    seen = user.events(cluster)[-1].seq
-    retrying(lambda: user.resize(cluster, {"broker": 2}))
-    refused = refusals(user, cluster, seen, timeout=300)
-    assert refused[0].member_id == brokers[2]["member_id"], refused
-    assert "DRAIN_FAILED" in refused[0].message and "voter of the cluster's KRaft quorum" in refused[0].message
-    cluster = settled(user, cluster, ("RUNNING",), timeout=300)
-    assert retrying(lambda: user.cluster(cluster))["options"]["roles"]["broker"]["count"] == 3
-    assert sorted(m["member_id"] for m in cluster["members"]) == sorted(m["member_id"] for m in brokers)
-    return cluster
