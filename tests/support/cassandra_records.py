@@ -97,8 +97,11 @@ def up_normal(member: dict, container_of: Callable[[dict], Any]) -> set[str]:
 def wait_up_normal(members: list[dict], container_of: Callable[[dict], Any], timeout: float = 300) -> None:
     """Until each of ``members`` sees exactly them Up and Normal."""
     ips = {m["ip"] for m in members}
-    wait_for("the ring Up and Normal", lambda: all(up_normal(m, container_of) == ips for m in members),
-             timeout, every=2)
+    try:
+        wait_for("the ring Up and Normal", lambda: all(up_normal(m, container_of) == ips for m in members),
+                 timeout, every=2)
+    except AssertionError as exc:  # what each one sees, as before the helper moved here
+        raise AssertionError(f"{exc}: {({m['member_id']: up_normal(m, container_of) for m in members})}") from None
 
 
 def node_count(user: SpindleClient, cluster: dict) -> int:

@@ -169,11 +169,11 @@ OUTSIDE = {"roles": {"server": {"count": 2, "cpus": 0.1, "mem_mb": 128, "disks":
 
 class Outsiders:
     """Members outside a product cluster of ``user``, on the nodes: those of an unbound cluster of the
-    same user (two, on two nodes) and one of another user's cluster. Launched when made; ``members()``
+    same user (two, on two nodes) and one of another user's cluster. Launched when made; ``refused()``
     waits for them; ``close()`` deletes them (and their user)."""
 
     def __init__(self, database_url: str, user) -> None:
-        self.stack, self.launched, self.running = ExitStack(), [], None
+        self.stack, self.launched = ExitStack(), []
         try:
             other = self.stack.enter_context(live_user(database_url, "outsider"))
             self.stack.callback(self._delete)  # before the user goes (the stack unwinds last in, first out)
@@ -185,18 +185,15 @@ class Outsiders:
             raise
 
     def members(self) -> list[dict]:
-        """The three outside members, RUNNING; the two of one cluster reach each other across nodes
-        (so a refused connection below is the filter's, not a broken probe)."""
-        if self.running is None:
-            clusters = [wait_settled(u, c, ("RUNNING", "FAILED"), timeout=300) for u, c in self.launched]
-            assert [c["state"] for c in clusters] == ["RUNNING"] * 2, [(c["reason_code"], c["reason"])
-                                                                        for c in clusters]
-            own, other = clusters[0]["members"], clusters[1]["members"]
-            assert own[0]["node"] != own[1]["node"], own
-            target = f"{own[1]['ip']}:8000"
-            assert connects(node_container(own[0]), target) == {target: True}
-            self.running = own + other
-        return self.running
+        """The three outside members, once RUNNING; the two of one cluster reach each other across
+        nodes (so a refused connection below is the filter's, not a broken probe)."""
+        clusters = [wait_settled(u, c, ("RUNNING", "FAILED"), timeout=300) for u, c in self.launched]
+        assert [c["state"] for c in clusters] == ["RUNNING"] * 2, [(c["reason_code"], c["reason"]) for c in clusters]
+        own, other = clusters[0]["members"], clusters[1]["members"]
+        assert own[0]["node"] != own[1]["node"], own
+        target = f"{own[1]['ip']}:8000"
+        assert connects(node_container(own[0]), target) == {target: True}
+        return own + other
 
     def refused(self, targets: list[str]) -> None:
         """Every one of ``targets`` (host:port) takes a connection from this host (the platform, let
