@@ -245,9 +245,28 @@ unmount_below() {
 }
 
 # remove_node NAME -> kill it, then remove its disks, network, cgroups and state.
+# retire_node_disks NODE -> every disk of NODE in disk-service's inventory not failed yet is marked
+# failed ("node removed"): a removed node's disks must not look free to the scheduler, an admin or a
+# test that picks a free disk. A wipe cut short by the node's death ends failed too. With disk-service
+# down (the platform stopped) it says so and leaves the inventory as it is.
+retire_node_disks() {
+  local node="$1" ids id
+  if ! ids="$(internal_call GET "http://127.0.0.1:8083/disks?node=$node&page_size=500" 2>/dev/null \
+      | "$SPINDLE_VENV/bin/python" -c 'import json, sys
+print(" ".join(str(d["id"]) for d in json.load(sys.stdin)["items"] if d["state"] != "failed"))')"; then
+    log "disk-service did not answer: the disks of $node stay in its inventory as they are"
+    return 0
+  fi
+  for id in $ids; do
+    internal_call POST "http://127.0.0.1:8083/disks/$id/fail" '{"reason": "simulated node removed"}' >/dev/null \
+      || log "could not mark disk $id of node $node failed"
+  done
+}
+
 remove_node() {
   local node="$1" dir="$SPINDLE_NODES_DIR/$1" f dev c
   kill_node "$node"
+  retire_node_disks "$node"
   for f in "$dir"/dev-disks/*.img; do
     [[ -e "$f" ]] || continue
     for dev in $(losetup -j "$f" | cut -d: -f1); do

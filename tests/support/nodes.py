@@ -157,23 +157,20 @@ def simulated_nodes(names: tuple[str, ...], disks: str = "2:hdd", cpus: str = "1
                  lambda: all(active(n) for n in names) and not active(host), 60)
         yield
     finally:
-        # A removed node's disks must not look free to anyone after it (the platform's own tests
-        # pick free disks): once wiped by their node, they are marked failed, then the node goes.
+        # The nodes' wipes end first; then `deploy/node remove` marks each node's disks failed (a
+        # removed node's disks must not look free to anyone after it) and the node goes.
         try:
             wait_for("the nodes' disks wiped", lambda: all(
                 d["state"] != "wiping" for n in names for d in node_disks(token, n)), 120)
         finally:
-            with DiskClient("http://127.0.0.1:8083", token, actor="test", role="admin") as client:
-                for node in names:
-                    for disk in node_disks(token, node):
-                        if disk["state"] != "failed":
-                            client.request("POST", f"/disks/{disk['id']}/fail",
-                                           json={"reason": "simulated node removed"})
             with ThreadPoolExecutor(len(names)) as pool:  # side by side too: each unmounts and deletes its own
                 for removed in [pool.submit(sh, "deploy/node", "remove", node) for node in names]:
                     removed.result()
+            left = {n: [(d["device_path"], d["state"]) for d in node_disks(token, n) if d["state"] != "failed"]
+                    for n in names}
         sh("deploy/restart", "orchestrator")
         deploy_lib("start_mesos_agent")
+        assert left == dict.fromkeys(names, []), f"disks of removed nodes not failed: {left}"
 
 
 def all_disks_free(token: str, nodes: tuple[str, ...]) -> bool:
