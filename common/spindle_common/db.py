@@ -19,9 +19,18 @@ def session_factory(url: str) -> sessionmaker[Session]:
     return sessionmaker(get_engine(url), expire_on_commit=False)
 
 
-def session_scope(url: str) -> Iterator[Session]:
-    """FastAPI dependency body: a session that is closed after the request."""
+# A read that builds one answer from several statements (a row, then its children loaded by a second
+# SELECT) sees one snapshot under this; READ COMMITTED gives each statement its own, so a commit between
+# them shows a cluster in its old state with the members a resize just added.
+SNAPSHOT = {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+
+
+def session_scope(url: str, snapshot: bool = False) -> Iterator[Session]:
+    """FastAPI dependency body: a session that is closed after the request; with ``snapshot`` its
+    transaction is read-only and every statement in it sees the database as of its first."""
     with session_factory(url)() as session:
+        if snapshot:
+            session.connection(execution_options=SNAPSHOT)
         yield session
 
 

@@ -10,7 +10,8 @@ from spindle_common.db import session_scope
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    yield from session_scope(request.app.state.settings.database_url)
+    """A GET answers from one snapshot (no GET here writes)."""
+    yield from session_scope(request.app.state.settings.database_url, snapshot=request.method == "GET")
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

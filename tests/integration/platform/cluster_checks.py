@@ -20,6 +20,15 @@ def container_of(member: dict):
     return container
 
 
+def process_uids(container) -> set[str]:
+    """The uids of every process in the container, as ps on the host sees them (``docker top``): what
+    the member runs as, not what a new ``docker exec`` would (and no exec, whose output Docker can lose
+    for a short-lived command: an empty ``id -u`` failed the project CI once)."""
+    top = container.top(ps_args="-o pid,uid")
+    column = top["Titles"].index("UID")
+    return {row[column] for row in top["Processes"]}
+
+
 def platform_jvm_options() -> list[str]:
     """The JVM options the running orchestrator renders into the products' JVMs
     (``SPINDLE_PRODUCT_JVM_OPTIONS`` in its environment, as deploy/up started it)."""

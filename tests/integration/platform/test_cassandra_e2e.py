@@ -20,6 +20,7 @@ from tests.integration.platform.cluster_checks import (
     assert_jvm_has_platform_options,
     assert_nothing_left,
     container_of,
+    process_uids,
     racks_of,
 )
 from tests.support.cassandra_records import connected, wait_up_normal
@@ -93,7 +94,7 @@ def test_three_nodes_rf3_hold_every_row_on_every_disk(user, platform_env, databa
         for member in nodes:
             assert [d["disk_class"] for d in member["disks"]] == ["hdd"] * hdd + ["ssd"] * ssd
             container = container_of(member)
-            assert run(container, "id", "-u").strip() == "65534"
+            assert process_uids(container) == {"65534"}
             assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
             yaml = run(container, "cat", "/etc/cassandra/cassandra.yaml")
             assert "data_file_directories:\n" + "".join(f"  - {d}/data\n" for d in hdd_dirs) in yaml

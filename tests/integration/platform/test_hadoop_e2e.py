@@ -15,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, racks_of
+from tests.integration.platform.cluster_checks import assert_nothing_left, container_of, process_uids, racks_of
 from tests.support.hdfs_records import active_and_standby, bean, namespace_of, racks_in, state, webhdfs, written_to
 from tests.support.live_users import live_user
 from tests.support.nodes import wait_for
@@ -136,7 +136,7 @@ def test_hdfs_with_ha_stores_blocks_on_every_datanode_disk_fails_over_and_leaves
         # Each member runs as nobody on a read-only root; the DataNode's config lists both its disks.
         for member in cluster["members"]:
             container = container_of(member)
-            assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"
+            assert process_uids(container) == {"65534"}
             assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
         site = container_of(datanodes[0]).exec_run(["cat", "/etc/hadoop/hdfs-site.xml"]).output.decode()
         assert "<name>dfs.datanode.data.dir</name><value>/data/1/data,/data/2/data</value>" in site

@@ -23,6 +23,7 @@ from tests.integration.platform.cluster_checks import (
     assert_jvm_has_platform_options,
     assert_nothing_left,
     container_of,
+    process_uids,
     racks_of,
 )
 from tests.support.jobs import JOBS, result_of, wait_job
@@ -132,7 +133,7 @@ def test_kafka_keeps_every_record_through_a_broker_loss_and_runs_a_job(
         # Each broker runs as nobody on a read-only root, node.id its index, log.dirs on its disk.
         for index, broker in enumerate(brokers, start=1):
             container = container_of(broker)
-            assert container.exec_run(["id", "-u"]).output.decode().strip() == "65534"
+            assert process_uids(container) == {"65534"}
             assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
             config = container.exec_run(["cat", "/etc/kafka/server.properties"]).output.decode().splitlines()
             assert f"node.id={index}" in config and "log.dirs=/data/1/kafka" in config, config
