@@ -307,9 +307,12 @@ def test_ha_is_two_namenodes_over_three_journal_members_and_clients_use_the_name
         core, hdfs = properties(container, "core-site.xml"), properties(container, "hdfs-site.xml")
         assert core["fs.defaultFS"] == "hdfs://spindle", name
         assert core["ha.zookeeper.quorum"] == ",".join(f"{ip}:2181" for ip in journals), name
+        # A call to a NameNode whose node died (no reset on its connection) ends after 10 s, not never.
+        assert core["ipc.client.rpc-timeout.ms"] == "10000", name
         assert client.items() <= hdfs.items(), name
         assert "dfs.namenode.rpc-address" not in hdfs, name
     assert job_sites[0]["fs.defaultFS"] == "hdfs://spindle" and client.items() <= job_sites[1].items()
+    assert job_sites[0]["ipc.client.rpc-timeout.ms"] == "10000"
     assert properties(members["resourcemanager-1"], "yarn-site.xml")[
         "yarn.resourcemanager.fs.state-store.uri"] == "hdfs://spindle/system/yarn/rmstore"
     for index in (1, 2):
@@ -334,7 +337,8 @@ def test_without_ha_one_namenode_and_no_journal(manifest):
     assert list(members) == ["namenode-1", "datanode-1", "datanode-2", "datanode-3"]
     hdfs = properties(members["namenode-1"], "hdfs-site.xml")
     assert hdfs["dfs.namenode.rpc-address"] == "10.0.0.1:8020" and "dfs.nameservices" not in hdfs
-    assert "ha.zookeeper.quorum" not in properties(members["datanode-1"], "core-site.xml")
+    core = properties(members["datanode-1"], "core-site.xml")
+    assert "ha.zookeeper.quorum" not in core and "ipc.client.rpc-timeout.ms" not in core
 
 
 @pytest.mark.parametrize("options", [
