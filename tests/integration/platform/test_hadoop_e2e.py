@@ -53,6 +53,21 @@ def heard_from(live: dict, ip: str) -> bool:
     return any(n["xferaddr"].split(":")[0] == ip and n["lastContact"] <= HEARTBEAT_FRESH_S for n in live.values())
 
 
+def registered(ip: str) -> bool:
+    """The DataNode at ``ip`` answers on its web port and has registered with every NameNode (each of
+    its block pool actors RUNNING). A replacement at a dead DataNode's IP is the one answering there,
+    and the NameNode dropped the dead one's record when it registered; until then that record, heard
+    from in the last seconds before the kill, looks as fresh as the replacement's would (this machine's
+    CI run 34 of 12-06: a read sent to the replacement before its web server was up, refused)."""
+    try:
+        info = httpx.get(f"http://{ip}:9864/jmx", params={"qry": "Hadoop:service=DataNode,name=DataNodeInfo"},
+                         timeout=5).json()["beans"][0]
+        actors = json.loads(info["BPServiceActorInfo"])
+    except (httpx.HTTPError, KeyError, IndexError, ValueError):
+        return False
+    return bool(actors) and all(actor.get("ActorState") == "RUNNING" for actor in actors)
+
+
 def namenode_bean(namenode: dict, name: str) -> dict:
     """One of the NameNode's JMX beans (``NameNodeInfo``, ``FSNamesystem``)."""
     return httpx.get(f"http://{namenode['ip']}:9870/jmx", params={"qry": f"Hadoop:service=NameNode,name={name}"},
@@ -61,13 +76,14 @@ def namenode_bean(namenode: dict, name: str) -> dict:
 
 def live_datanodes(namenode: dict, expected: int, timeout: float = 180, fresh: str | None = None) -> dict:
     """The NameNode's view (JMX NameNodeInfo) once ``expected`` DataNodes are live and safe mode is off
-    (and, given ``fresh``, the DataNode at that IP has just been heard from)."""
+    (and, given ``fresh``, the DataNode at that IP has registered and has just been heard from)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             info = namenode_bean(namenode, "NameNodeInfo")
             live = json.loads(info["LiveNodes"])
-            if len(live) == expected and not info["Safemode"] and (fresh is None or heard_from(live, fresh)):
+            if len(live) == expected and not info["Safemode"] and (
+                    fresh is None or (registered(fresh) and heard_from(live, fresh))):
                 return live
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
             info = {"error": str(exc)}
