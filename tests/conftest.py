@@ -145,17 +145,17 @@ def database_url(platform_env) -> str:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_orphaned_clusters() -> None:
-    """A test session starts without the clusters of an earlier one that was killed before its
-    clean-up (their owners are gone; they would hold cpus, disks and IPs the tests count on)."""
+    """A test session starts without the users and clusters of an earlier one that was killed before
+    its clean-up (they would hold cpus, disks and IPs the tests count on): tests/support/live_users.py."""
     env_file = STATE_DIR / "spindle.env"
     if not env_file.exists():
         return
     import httpx
     from sqlalchemy.exc import OperationalError
 
-    from tests.support.live_users import destroy_orphaned_clusters
+    from tests.support.live_users import sweep_stale_users
     try:
-        destroy_orphaned_clusters(read_env_file(env_file)["SPINDLE_DATABASE_URL"])
+        sweep_stale_users(read_env_file(env_file)["SPINDLE_DATABASE_URL"])
     except (OperationalError, httpx.TransportError):
         pass  # the platform is down (unit tests run without it): nothing of it to clean
 

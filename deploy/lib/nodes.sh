@@ -244,7 +244,6 @@ unmount_below() {
     | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 }
 
-# remove_node NAME -> kill it, then remove its disks, network, cgroups and state.
 # retire_node_disks NODE -> every disk of NODE in disk-service's inventory not failed yet is marked
 # failed ("node removed"): a removed node's disks must not look free to the scheduler, an admin or a
 # test that picks a free disk. A wipe cut short by the node's death ends failed too. With disk-service
@@ -263,6 +262,7 @@ print(" ".join(str(d["id"]) for d in json.load(sys.stdin)["items"] if d["state"]
   done
 }
 
+# remove_node NAME -> kill it, then remove its disks, network, cgroups and state.
 remove_node() {
   local node="$1" dir="$SPINDLE_NODES_DIR/$1" f dev c
   kill_node "$node"

@@ -13,10 +13,14 @@ HDFS_USER = "hdfs"
 FILE = b"spindle\n" * 512  # 4 KiB
 
 
+# The web port of each HDFS daemon, by its JMX service name.
+JMX_PORTS = {"NameNode": 9870, "JournalNode": 8480, "DataNode": 9864}
+
+
 def bean(member: dict, query: str) -> dict:
     """One JMX bean of the daemon at the member's IP (``Hadoop:service=NameNode,name=…`` on 9870,
-    ``Hadoop:service=JournalNode,name=…`` on 8480)."""
-    port = 8480 if "JournalNode" in query else 9870
+    ``Hadoop:service=JournalNode,name=…`` on 8480, ``Hadoop:service=DataNode,name=…`` on 9864)."""
+    port = JMX_PORTS[query.split("service=", 1)[1].split(",", 1)[0]]
     return httpx.get(f"http://{member['ip']}:{port}/jmx", params={"qry": query}, timeout=10).json()["beans"][0]
 
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, api, destroyClusters, newAdminToken, newUser, removeUser, signIn } from './platform';
 
 type Cluster = {
   id: string;
@@ -36,7 +36,7 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   if (!user) return;
   await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
+  await removeUser(admin, user.username);
 });
 
 const pathOf = (c: Cluster) => `/clusters/${c.owner}/${c.product}/${c.version}/${c.id}`;

@@ -1,7 +1,7 @@
 // Users and clean-up for the browser tests, through the platform's own API and CLI tools.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,10 +43,27 @@ export async function api<T>(token: string, method: string, path: string, body?:
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
+// The ledger of users tests made (tests/support/live_users.py): one file per user with this process's pid
+// and start time, so that the next run removes the users (and clusters) of a run killed before its clean-up.
+const LEDGER = join(STATE_DIR, 'test-users');
+
+function processKey(): string {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  return `${process.pid} ${stat.slice(stat.lastIndexOf(')') + 1).trim().split(' ')[19]}`;
+}
+
 /** A new ordinary user, created by an admin through the API; returns username and token. */
 export async function newUser(adminToken: string): Promise<{ username: string; token: string }> {
   const username = `e2e-${randomBytes(4).toString('hex')}`;
+  mkdirSync(LEDGER, { recursive: true });
+  writeFileSync(join(LEDGER, username), processKey());
   return api(adminToken, 'POST', '/admin/users', { username });
+}
+
+/** Removes a user `newUser` made (once their clusters are gone). */
+export async function removeUser(adminToken: string, username: string): Promise<void> {
+  await api(adminToken, 'DELETE', `/admin/users/${username}`);
+  rmSync(join(LEDGER, username), { force: true });
 }
 
 type Cluster = { id: string; owner: string; product: string; version: string; state: string };
@@ -61,7 +78,7 @@ export function peopleForTheseTests(): { admin: string; user: { username: string
   });
   test.afterAll(async () => {
     await destroyClusters(people.user.token, people.user.username); // whatever a failed test left behind
-    await api(people.admin, 'DELETE', `/admin/users/${people.user.username}`);
+    await removeUser(people.admin, people.user.username);
   });
   return people;
 }

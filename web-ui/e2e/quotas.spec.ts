@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 
-import { SHOTS, type StaticWeb, api, destroyClusters, newAdminToken, newUser, signIn } from './platform';
+import { SHOTS, type StaticWeb, api, destroyClusters, newAdminToken, newUser, removeUser, signIn } from './platform';
 
 const SMALL = { roles: { server: { count: 1, cpus: 0.1, mem_mb: 64, disks: { hdd: 0 } } } };
 
@@ -14,7 +14,7 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   if (!user) return;
   await destroyClusters(user.token, user.username);
-  await api(admin, 'DELETE', `/admin/users/${user.username}`);
+  await removeUser(admin, user.username);
 });
 
 test("an admin sets a user's IP quota in the web UI and the user sees their usage against it", async ({ page, browser }) => {

@@ -60,9 +60,7 @@ def registered(ip: str) -> bool:
     from in the last seconds before the kill, looks as fresh as the replacement's would (this machine's
     CI run 34 of 12-06: a read sent to the replacement before its web server was up, refused)."""
     try:
-        info = httpx.get(f"http://{ip}:9864/jmx", params={"qry": "Hadoop:service=DataNode,name=DataNodeInfo"},
-                         timeout=5).json()["beans"][0]
-        actors = json.loads(info["BPServiceActorInfo"])
+        actors = json.loads(bean({"ip": ip}, "Hadoop:service=DataNode,name=DataNodeInfo")["BPServiceActorInfo"])
     except (httpx.HTTPError, KeyError, IndexError, ValueError):
         return False
     return bool(actors) and all(actor.get("ActorState") == "RUNNING" for actor in actors)
