@@ -2,6 +2,7 @@
 # Debian packages the platform needs; installed only when missing (no network when all present).
 APT_PACKAGES=(docker.io postgresql debootstrap iproute2 xfsprogs e2fsprogs util-linux fio jq curl python3-venv
               thrift-compiler libthrift-dev libboost-dev libssl-dev zlib1g-dev g++ make chromium
+              krb5-kdc krb5-admin-server krb5-user # the platform's KDC (deploy/lib/kdc.sh): krb5kdc, kadmin.local, kinit
               shellcheck clang-format ccache) # for `make lint`: the two before ccache; for engine/cpp/build.sh: ccache
 
 install_apt_packages() {
