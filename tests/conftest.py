@@ -50,7 +50,7 @@ use_platform_identity_key(STATE_DIR / "spindle.env")
 # runs them with everything else; the marker selects them by hand (`pytest -m products`,
 # `make test-products`).
 PRODUCT_E2E = {"test_kafka_e2e.py", "test_cassandra_e2e.py", "test_hadoop_e2e.py", "test_hadoop_yarn_e2e.py",
-               "test_jupyterlab_e2e.py", "test_engine_hdfs.py", "test_hdfs_bindings.py"}
+               "test_jupyterlab_e2e.py", "test_engine_hdfs.py", "test_hdfs_bindings.py", "test_hadoop_kerberos_e2e.py"}
 
 
 # The platform tier runs on two workers (scripts/test-all: `pytest -n 2 --dist loadgroup`), then the
@@ -64,8 +64,10 @@ XDIST_GROUPS = {
     # fit the 4 cpus together (an engine module's cluster waited past its fixture's time; 2026-11-29),
     # and this machine's 2 cores are busy through the pass anyway (vmstat: 0-30 % idle).
     # Kafka's (1.65 cpus, 3 hdd) and JupyterLab's (1.4 cpus, an ssd) wait for resources and fit beside
-    # any of these, so they run on the other worker: in CI run 22 it ended 600 s before this group.
-    "heavy": {PLATFORM + name for name in (PRODUCT_E2E - {"test_kafka_e2e.py", "test_jupyterlab_e2e.py"})
+    # any of these, so they run on the other worker: in CI run 22 it ended 600 s before this group; so
+    # does the Kerberos HDFS test's (1.25 cpus, 3 disks, under a minute).
+    "heavy": {PLATFORM + name for name in (PRODUCT_E2E - {"test_kafka_e2e.py", "test_jupyterlab_e2e.py",
+                                                          "test_hadoop_kerberos_e2e.py"})
               | {"test_resize.py", "test_spark_e2e.py", "test_engine_e2e.py"}},
     # Docker networks of fixed subnets on this machine's Docker Engine
     "docker-networks": {"tests/integration/network/", "tests/integration/executor/test_container.py",

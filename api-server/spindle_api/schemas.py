@@ -168,6 +168,12 @@ class JobsManifest(Model):
     security: SecuritySpec | None = Field(default=None, description="the driver's container hardening")
 
 
+class KerberosManifest(Model):
+    when: str | None = Field(default=None, description="a template: the keys are made while it renders True")
+    principals: list[str] = Field(description="templates: the principals whose keys each member gets")
+    job_principals: list[str] | None = Field(default=None, description="templates: those a job's driver gets")
+
+
 class Binding(Model):
     product: str = Field(description="the product of the clusters this binding takes")
     description: str
@@ -183,6 +189,9 @@ class Manifest(Model):
     roles: dict[str, RoleManifest]
     options_schema: dict[str, Any] = Field(description="JSON Schema (2020-12) of the launch options")
     jobs: JobsManifest | None = Field(default=None, description="how a job's driver runs")
+    kerberos: KerberosManifest | None = Field(
+        default=None, description="the Kerberos principals (the platform's KDC, realm SPINDLE) its members and "
+                                  "job drivers get keys of")
     templates: dict[str, str] | None = Field(default=None, description="templates the product's other templates "
                                              "share (each seen as shared[name])")
     bindings: dict[str, Binding] | None = Field(

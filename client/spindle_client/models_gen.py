@@ -391,6 +391,32 @@ class MemMb(RootModel[int]):
     root: Annotated[int, Field(ge=64, title='Mem Mb')]
 
 
+class KerberosManifest(ApiModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    job_principals: Annotated[
+        list[str] | None,
+        Field(
+            description="templates: those a job's driver gets", title='Job Principals'
+        ),
+    ] = None
+    principals: Annotated[
+        list[str],
+        Field(
+            description='templates: the principals whose keys each member gets',
+            title='Principals',
+        ),
+    ]
+    when: Annotated[
+        str | None,
+        Field(
+            description='a template: the keys are made while it renders True',
+            title='When',
+        ),
+    ] = None
+
+
 class Fstype(RootModel[str]):
     root: Annotated[
         str, Field(max_length=32, pattern='^[^\\x00-\\x1f\\x7f]*$', title='Fstype')
@@ -1420,6 +1446,12 @@ class Manifest(ApiModel):
     image: Annotated[str, Field(title='Image')]
     jobs: Annotated[
         JobsManifest | None, Field(description="how a job's driver runs")
+    ] = None
+    kerberos: Annotated[
+        KerberosManifest | None,
+        Field(
+            description="the Kerberos principals (the platform's KDC, realm SPINDLE) its members and job drivers get keys of"
+        ),
     ] = None
     name: Annotated[str, Field(title='Name')]
     options_schema: Annotated[

@@ -76,6 +76,14 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                                "description": {"type": "string", "minLength": 1}},
             },
         },
+        "kerberos": {
+            "type": "object", "additionalProperties": False, "required": ["principals"],
+            "description": "the Kerberos principals (names without the realm, templated; each instance the "
+                           "cluster's id or ending in .<its id>) whose keys in the platform's KDC its members "
+                           "(principals) and job drivers (job_principals) get as SPINDLE_KEYTAB, while `when` "
+                           "renders True",
+            "properties": {"when": {"type": "string"}, "principals": _STRINGS, "job_principals": _STRINGS},
+        },
         "jobs": {
             "type": "object", "additionalProperties": False, "required": ["image", "command"],
             "description": "how a job's driver runs: image and templated command (the job's args follow it)",

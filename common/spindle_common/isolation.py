@@ -10,9 +10,10 @@ connection, inside each container's own network namespace, where the container (
   platform's own address on the members' segment) are let in; any other address of the pool's tenant
   ranges (another tenant's member) is dropped; anything else (the platform: a node's own address,
   the owner through the platform) is let in;
-- out: peers, DNS, and the public internet; another tenant's address is dropped (a peer the filter
-  does not know yet is retried by TCP until it does) and every other private address (the
-  platform's services on the fabric or the gateway, other hosts of the site) is rejected.
+- out: peers, DNS, the platform's Kerberos KDC (TCP port 88 of its address, for clusters whose
+  product authenticates with Kerberos), and the public internet; another tenant's address is dropped
+  (a peer the filter does not know yet is retried by TCP until it does) and every other private
+  address (the platform's services on the fabric or the gateway, other hosts of the site) is rejected.
 
 This module only renders the rules (``iptables-restore`` input for the ``filter`` table, replaced
 whole and atomically); the executor applies and keeps them in step with the cluster.
@@ -39,12 +40,13 @@ class PeerSet(Model):
     peers: list[str]
     tenant_ranges: list[str]
     platform: list[str] = []
+    kdc: str = ""  # the KDC's address, when the cluster's product uses Kerberos
     version: str = ""
 
     def versioned(self) -> "PeerSet":
         """The same set with ``version``: a digest of its content (equal sets, equal versions)."""
         digest = hashlib.sha256("|".join(",".join(sorted(part)) for part in (
-            self.peers, self.tenant_ranges, self.platform)).encode()).hexdigest()[:16]
+            self.peers, self.tenant_ranges, self.platform, [self.kdc])).encode()).hexdigest()[:16]
         return self.model_copy(update={"version": digest})
 
 
@@ -55,9 +57,10 @@ def _networks(values: Iterable[str]) -> list[str]:
     return [str(n) for n in sorted(networks)]
 
 
-def rules(peers: Iterable[str], tenant_ranges: Iterable[str], platform: Iterable[str] = ()) -> str:
+def rules(peers: Iterable[str], tenant_ranges: Iterable[str], platform: Iterable[str] = (), kdc: str = "") -> str:
     """The ``iptables-restore`` input of a container's ``filter`` table (it replaces the table)."""
     allowed, tenants, private = _networks(peers), _networks(tenant_ranges), _networks(PRIVATE_RANGES)
+    kdcs = [str(ipaddress.IPv4Address(kdc.strip()))] if kdc else []  # one address, or a ValueError
     platform_in = [net for net in _networks(platform) if net not in allowed]
     lines = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD DROP [0:0]", ":OUTPUT ACCEPT [0:0]",
              f":{IN_CHAIN} - [0:0]", f":{OUT_CHAIN} - [0:0]",
@@ -71,6 +74,7 @@ def rules(peers: Iterable[str], tenant_ranges: Iterable[str], platform: Iterable
     lines += [f"-A {OUT_CHAIN} -d {peer} -j ACCEPT" for peer in allowed]
     lines += [f"-A {OUT_CHAIN} -d {tenant} -j DROP" for tenant in tenants]
     lines += [f"-A {OUT_CHAIN} -p {proto} --dport 53 -j ACCEPT" for proto in ("udp", "tcp")]
+    lines += [f"-A {OUT_CHAIN} -d {address}/32 -p tcp --dport 88 -j ACCEPT" for address in kdcs]
     lines += [f"-A {OUT_CHAIN} -d {net} -j REJECT --reject-with icmp-admin-prohibited" for net in private]
     lines += ["COMMIT", ""]
     return "\n".join(lines)

@@ -64,7 +64,7 @@ class Isolation:
         return peers.model_copy(update={"peers": sorted({*peers.peers, self.spec.ip})})
 
     def _install(self, peers: PeerSet) -> None:
-        install(self.pid, rules(peers.peers, peers.tenant_ranges, peers.platform))
+        install(self.pid, rules(peers.peers, peers.tenant_ranges, peers.platform, peers.kdc))
         self.current = peers
 
     def start(self) -> bool:

@@ -4,6 +4,7 @@ import logging
 import secrets
 import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -15,7 +16,9 @@ from spindle_common.clients import SchedulerClient
 from spindle_common.contracts import ClusterState, utcnow
 from spindle_common.errors import ApiError
 from spindle_common.notify import CLUSTERS, EVENTS, notify
+from spindle_orchestrator.kerberos import Kdc
 from spindle_orchestrator.models import Cluster, Dataset, Event
+from spindle_orchestrator.render import ip_principals
 
 log = logging.getLogger("spindle.orchestrator.clusters")
 
@@ -66,6 +69,7 @@ def wake(session: Session, cluster_id: str) -> None:
 
 
 SECRET_ENV = "SPINDLE_CLUSTER_SECRET"
+KEYTAB_ENV = "SPINDLE_KEYTAB"
 
 
 def new_secret() -> str:
@@ -87,6 +91,18 @@ def container_with_secret(container: dict[str, Any], cluster: Cluster, nodes_url
     isolation: where its executor learns the cluster's peers."""
     isolated = {"isolation": {"peers_url": peers_url(nodes_url, cluster.id)}} if nodes_url else {}
     return {**container, "env": with_secret(container.get("env") or {}, cluster), **isolated}
+
+
+def with_keytab(container: dict[str, Any], principals: list[str], kdc_dir: Path) -> dict[str, Any]:
+    """A member's or driver's container whose env carries the keytab of its Kerberos ``principals``
+    (base64, ``SPINDLE_KEYTAB``: the product's start writes it to a private file), made in the
+    platform's KDC (a principal named after an IP gets fresh keys: ``render.ip_principals``); the
+    container as it is without principals. Stored and seen like the secret.
+    ``KerberosError`` when the KDC fails."""
+    if not principals:
+        return container
+    keytab = base64.b64encode(Kdc(kdc_dir).keytab(principals, fresh=ip_principals(principals))).decode()
+    return {**container, "env": {**(container.get("env") or {}), KEYTAB_ENV: keytab}}
 
 
 def peers_url(nodes_url: str, cluster_id: str) -> str:

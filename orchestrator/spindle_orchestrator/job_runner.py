@@ -24,10 +24,18 @@ from spindle_common.contracts import TERMINAL_TASK_STATES, ClusterState, TaskVie
 from spindle_common.errors import ApiError
 from spindle_common.notify import EVENTS, notify
 from spindle_orchestrator import bindings, jobs
-from spindle_orchestrator.clusters import container_with_secret, record_event
+from spindle_orchestrator.clusters import container_with_secret, record_event, with_keytab
 from spindle_orchestrator.core.config import Settings
+from spindle_orchestrator.kerberos import KerberosError
 from spindle_orchestrator.models import Cluster, Job, identity
-from spindle_orchestrator.render import RenderError, platform_context, render_value, with_shared
+from spindle_orchestrator.render import (
+    RenderError,
+    bound_ids,
+    platform_context,
+    principals,
+    render_value,
+    with_shared,
+)
 
 log = logging.getLogger("spindle.jobs")
 # Cluster states in which a PENDING job's driver is handed to the scheduler.
@@ -160,6 +168,7 @@ class JobRunner:
                                      manifest, self.settings.platform)
             command = driver_command(manifest, context, job.args)
             env = render_value(runner.get("env", {}), context, "jobs env")
+            names = principals(manifest, context, [cluster.id, *bound_ids(context["bound"])], "job_principals")
         except (RenderError, bindings.BindingGone) as exc:
             self._end(session, job, jobs.FAILED, f"the driver could not start: {exc}")
             return
@@ -173,6 +182,11 @@ class JobRunner:
         # the cluster's data plane secret and network isolation
         body["container"] = container_with_secret(body["container"], cluster,
                                                   self.settings.nodes_url if lease else None)
+        try:
+            body["container"] = with_keytab(body["container"], names, self.settings.kdc_dir)
+        except KerberosError as exc:
+            self._end(session, job, jobs.FAILED, f"the driver could not start: its Kerberos keys: {exc}")
+            return
         try:
             self.scheduler.launch_job(cluster.id, body)
         except ApiError as exc:

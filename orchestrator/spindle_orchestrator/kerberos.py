@@ -61,14 +61,17 @@ class Kdc:
         lines = self._kadmin(f"listprincs {pattern}@{REALM}").splitlines()
         return [line.strip() for line in lines if line.strip().endswith(f"@{REALM}")]
 
-    def keytab(self, names: Sequence[str]) -> bytes:
-        """A keytab holding the keys of ``names``, each made first (random keys) if it does not exist."""
+    def keytab(self, names: Sequence[str], fresh: Sequence[str] = ()) -> bytes:
+        """A keytab holding the keys of ``names``, each made first (random keys) if it does not exist;
+        those in ``fresh`` that exist get new random keys first (whoever held the old ones is locked out)."""
         full = [principal(name) for name in names]
         if not full:
             raise ValueError("a keytab needs at least one principal")
         for name, full_name in zip(names, full, strict=True):
             if not self.exists(name):
                 self._kadmin(f"addprinc -randkey +requires_preauth {full_name}")
+            elif name in fresh:
+                self._kadmin(f"cpw -randkey {full_name}")
         with tempfile.TemporaryDirectory(prefix="spindle-keytab-") as folder:
             path = Path(folder) / "keytab"
             self._kadmin(f"ktadd -norandkey -k {path} {' '.join(full)}")
@@ -79,3 +82,10 @@ class Kdc:
         for name in names:
             if self.exists(name):
                 self._kadmin(f"delprinc -force {principal(name)}")
+
+    def remove_matching(self, patterns: Sequence[str]) -> list[str]:
+        """Deletes every principal matching one of the kadmin globs; the principals deleted."""
+        gone = [name for pattern in patterns for name in self.principals(pattern)]
+        for name in gone:
+            self._kadmin(f"delprinc -force {name}")
+        return gone

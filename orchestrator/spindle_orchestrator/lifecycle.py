@@ -37,9 +37,10 @@ from spindle_common.contracts import (
 from spindle_common.errors import ApiError
 from spindle_common.images import product_state
 from spindle_orchestrator import bindings, datasets, jobs
-from spindle_orchestrator.clusters import container_with_secret, record_event
+from spindle_orchestrator.clusters import container_with_secret, record_event, with_keytab
 from spindle_orchestrator.core.config import Settings
 from spindle_orchestrator.job_runner import JobRunner
+from spindle_orchestrator.kerberos import Kdc, KerberosError
 from spindle_orchestrator.models import Cluster, Dataset, Event, Member, identity
 from spindle_orchestrator.reconcile import (
     FOLLOWED,
@@ -75,7 +76,9 @@ from spindle_orchestrator.reconfigure import Reconfigurer
 from spindle_orchestrator.render import (
     PlannedMember,
     RenderError,
+    cluster_principal_patterns,
     member_context,
+    member_principals,
     plan_members,
     planned_of,
     render_member,
@@ -254,6 +257,7 @@ class Lifecycle:
                 if state == S.DESTROYED:
                     removed = jobs.remove_files(self.settings.jobs_dir, session, cluster.id)
                     message += f", files of {removed} jobs removed" if removed else ""
+                    message += self._remove_principals(session, cluster)
                     if datasets.end_attachment(session, cluster, self.disks):
                         message += ", the dataset it attached wiped with it"
                 self._move(session, cluster, state, message, code, deadline)
@@ -274,6 +278,23 @@ class Lifecycle:
             case MarkCleanedUp():
                 cluster.cleaned_up = True
                 record_event(session, cluster.id, "cleanup", "DONE", action.reason)
+
+    def _remove_principals(self, session: Session, cluster: Cluster) -> str:
+        """The destroyed cluster's Kerberos principals deleted (their keys open nothing any more); what
+        the timeline says of it. One named after an address another cluster's member holds by now is
+        that member's (it got fresh keys when it was made). A KDC that fails here leaves them (logged):
+        keys of a cluster whose members are gone."""
+        if not self.settings.kdc_address:
+            return ""
+        try:
+            held = set(session.scalars(select(Member.ip).join(Cluster, Cluster.id == Member.cluster_id).where(
+                Member.cluster_id != cluster.id, Member.ip.is_not(None), Cluster.state != S.DESTROYED.value)))
+            ips = sorted({m.ip for m in cluster.members if m.ip} - held)
+            gone = Kdc(self.settings.kdc_dir).remove_matching(cluster_principal_patterns(cluster.id, ips))
+        except KerberosError as exc:
+            log.warning("cluster %s: its Kerberos principals stay: %s", cluster.id, exc)
+            return ", its Kerberos principals not removed (see the orchestrator's log)"
+        return f", its {len(gone)} Kerberos principals removed" if gone else ""
 
     def _move(self, session: Session, cluster: Cluster, state: ClusterState, message: str, code: str | None,
               deadline) -> None:
@@ -375,10 +396,16 @@ class Lifecycle:
         """One member's container as the product's templates make it with these peers (and the
         clusters it binds; ``leaving``: members being drained), with its cluster's secret and network
         isolation."""
-        return ContainerSpec(**container_with_secret(
+        container = container_with_secret(
             render_member(identity(cluster), manifest, cluster.options, member, ips, planned, bound, leaving,
                           cluster.retired or (), self.settings.platform), cluster,
-            self.settings.nodes_url if self.settings.network_pool else None))
+            self.settings.nodes_url if self.settings.network_pool else None)
+        names = member_principals(identity(cluster), manifest, cluster.options, member, ips, planned, bound,
+                                  self.settings.platform)
+        try:
+            return ContainerSpec(**with_keytab(container, names, self.settings.kdc_dir))
+        except KerberosError as exc:
+            raise LaunchFailed("KERBEROS_FAILED", f"the member's Kerberos keys could not be made: {exc}") from None
 
     # --- RESIZING: members added, removed, told their peers ------------------------------------------
     def _add_members(self, session: Session, cluster: Cluster, wanted: tuple[tuple[str, int], ...]) -> None:

@@ -7,6 +7,7 @@ change (``GET /internal/clusters/{id}/peers?known=<version>``), so a new job dri
 member is let in everywhere within moments; see ``docs/ARCHITECTURE.md``, "Network isolation"."""
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from sqlalchemy import select
@@ -29,13 +30,15 @@ def addresses(session: Session, cluster_ids: list[str]) -> list[str]:
     return sorted({*members, *drivers})
 
 
-def peer_set(session: Session, cluster_id: str, pool: "PoolFacts") -> PeerSet | None:
-    """The cluster's peer set, its bound clusters' addresses included (None: no such cluster)."""
+def peer_set(session: Session, cluster_id: str, pool: "PoolFacts",
+             kdc_of: Callable[[Cluster], str] = lambda cluster: "") -> PeerSet | None:
+    """The cluster's peer set, its bound clusters' addresses included, and the KDC's address when it
+    needs one (``kdc_of``; None: no such cluster)."""
     cluster = session.get(Cluster, cluster_id)
     if cluster is None:
         return None
     return PeerSet(cluster_id=cluster_id, peers=addresses(session, [cluster_id, *bindings.linked(session, cluster)]),
-                   tenant_ranges=pool.tenant_ranges, platform=pool.platform).versioned()
+                   tenant_ranges=pool.tenant_ranges, platform=pool.platform, kdc=kdc_of(cluster)).versioned()
 
 
 class PoolFacts(NamedTuple):

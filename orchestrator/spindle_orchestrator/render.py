@@ -12,6 +12,7 @@ configuration file several roles and the jobs have in common is written once.
 ``member.data_dirs`` lists every dedicated disk's folder (``/data/1..N``); ``member.disk_dirs`` the
 same by class, classes in sorted order (hdd, nvme, ssd): the order the scheduler hands disks out in.
 """
+import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from spindle_common.catalog import member_requests
+from spindle_orchestrator.kerberos import REALM
 
 _jinja = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
@@ -105,10 +107,62 @@ def _peer(member: PlannedMember, ips: Mapping[str, str | None]) -> dict[str, Any
     return {"id": member.member_id, "name": member.name, "ip": ips.get(member.member_id)}
 
 
-def platform_context(jvm_options: str = "") -> dict[str, Any]:
+def platform_context(jvm_options: str = "", kdc: str = "") -> dict[str, Any]:
     """What every template sees of the platform (``platform``): the JVM options its admin adds to every
-    JVM a product starts (``Settings.product_jvm_options``; the products' manifests put them in)."""
-    return {"jvm_options": jvm_options}
+    JVM a product starts (``Settings.product_jvm_options``; the products' manifests put them in), and
+    its Kerberos KDC's address as members reach it (empty: no KDC) and realm."""
+    return {"jvm_options": jvm_options, "kdc": kdc, "realm": REALM}
+
+
+def principals(manifest: Mapping[str, Any], context: dict[str, Any], clusters: Sequence[str],
+               field: str = "principals") -> list[str]:
+    """The Kerberos principals (names without the realm) whose keys one member or job driver gets: the
+    manifest's ``kerberos.principals`` rendered in a member's context (``member_context``), or its
+    ``kerberos.job_principals`` in a job driver's (``driver_context``), when ``kerberos.when`` renders
+    ``True``; none without a ``kerberos`` part or a KDC. Every instance must be one of ``clusters`` (the
+    cluster's own id and those of the clusters it binds), end in ``.<one of them>``, or be the member's
+    own IP (an HTTP service principal, named after the address its callers use: ``ip_principals``):
+    keys of one cluster's principals never reach another's members, and its principals are found again
+    when it is destroyed (``cluster_principal_patterns`` and its members' IPs)."""
+    if not uses_kerberos(manifest, context):
+        return []
+    spec = manifest["kerberos"]
+    names = [n for n in render_value(spec.get(field, []), context, f"kerberos {field}") if n]  # "": not this one
+    own_ip = (context.get("member") or {}).get("ip")
+    for name in names:
+        instance = name.partition("/")[2]
+        if not (any(instance == c or instance.endswith(f".{c}") for c in clusters) or (own_ip and instance == own_ip)):
+            raise RenderError(f"kerberos principals: {name!r} is not one of the cluster's own")
+    return names
+
+
+def uses_kerberos(manifest: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+    """The cluster's members and jobs get Kerberos keys: the platform has a KDC and the manifest's
+    ``kerberos.when`` renders ``True`` (it may read only ``settings``, ``cluster`` and ``platform``:
+    the peers' filter asks it with those alone, ``api/routes/peers.py``)."""
+    spec = manifest.get("kerberos")
+    if not spec or not context["platform"].get("kdc"):
+        return False
+    return render_value(spec.get("when", "True"), dict(context), "kerberos when").strip() == "True"
+
+
+def ip_principals(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` whose instance is an IP address: an address passes from member to member and
+    cluster to cluster, so such a principal gets fresh keys whenever a member is made with it."""
+    return [name for name in names if _is_ip(name.partition("/")[2])]
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def cluster_principal_patterns(cluster_id: str, ips: Sequence[str] = ()) -> list[str]:
+    """kadmin globs of every principal ``principals`` can make for a cluster whose members held ``ips``."""
+    return [f"*/{cluster_id}", f"*/*.{cluster_id}", *(f"*/{ip}" for ip in ips)]
 
 
 def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
@@ -131,6 +185,19 @@ def render_member(cluster: dict[str, Any], manifest: dict[str, Any], options: di
         "hostname": member.name,
         "security": role.get("security", {}),
     }
+
+
+def member_principals(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],
+                      member: PlannedMember, ips: Mapping[str, str | None], all_members: list[PlannedMember],
+                      bound: dict[str, Any] | None = None, platform: Mapping[str, Any] | None = None) -> list[str]:
+    """The Kerberos principals whose keys one member gets (``principals``)."""
+    context = member_context(cluster, manifest, options, member, ips, all_members, bound, platform=platform)
+    return principals(manifest, context, [cluster["id"], *bound_ids(bound)])
+
+
+def bound_ids(bound: Mapping[str, Any] | None) -> list[str]:
+    """The ids of the clusters a cluster binds (``bindings.context``: name → its cluster and peers, or None)."""
+    return [b["cluster"]["id"] for b in (bound or {}).values() if b]
 
 
 def member_context(cluster: dict[str, Any], manifest: dict[str, Any], options: dict[str, Any],

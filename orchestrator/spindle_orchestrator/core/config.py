@@ -1,4 +1,5 @@
 """orchestrator settings (environment variables prefixed ``SPINDLE_``)."""
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,10 @@ class Settings(ServiceSettings):
     # ``-`` then letters, digits and ``:+=._/-`` (they land in command lines and XML files as they are).
     # `make test` sets -XX:TieredStopAtLevel=1 (docs/TESTING.md).
     product_jvm_options: str = ""
+    # The platform's Kerberos KDC (deploy/lib/kdc.sh) as members and job drivers reach it (an IP
+    # address; its port is 88); empty: no KDC, and no cluster gets principals. Its database is on this
+    # machine (``kdc_dir``), where the orchestrator makes principals with kadmin.local.
+    kdc_address: str = ""
 
     @field_validator("product_jvm_options")
     @classmethod
@@ -73,15 +78,24 @@ class Settings(ServiceSettings):
             raise ValueError(f"not JVM options: {' '.join(bad)} (each '-' then letters, digits, ':+=._/-')")
         return " ".join(words)
 
+    @field_validator("kdc_address")
+    @classmethod
+    def _kdc_address(cls, value: str) -> str:
+        return str(ipaddress.IPv4Address(value)) if value else ""
+
     @property
     def platform(self) -> dict[str, Any]:
         """What the products' templates see of the platform."""
-        return platform_context(self.product_jvm_options)
+        return platform_context(self.product_jvm_options, self.kdc_address)
 
     @property
     def nodes_url(self) -> str:
         """Where the nodes reach this orchestrator (``public_url``, or its own address and port)."""
         return (self.public_url or f"http://{self.advertise_host}:{self.port}").rstrip("/")
+
+    @property
+    def kdc_dir(self) -> Path:
+        return self.state_dir / "kdc"
 
     @property
     def jobs_dir(self) -> Path:

@@ -83,3 +83,15 @@ def test_kadmin_s_own_errors_are_raised(tmp_path):
     broken = Kdc(tmp_path)  # no database, no configuration there
     with pytest.raises(KerberosError):
         broken.principals()
+
+
+def test_a_fresh_export_locks_out_the_keys_handed_out_before(kdc, names, tmp_path):
+    """A principal named after an IP gets new keys when the next member is made with that IP."""
+    names.append("HTTP/172.31.200.251")
+    old = tmp_path / "old.keytab"
+    old.write_bytes(kdc.keytab(names))
+    new = tmp_path / "new.keytab"
+    new.write_bytes(kdc.keytab(names, fresh=names))
+    assert krb(tmp_path, "kinit", "-k", "-t", str(new), names[0]).returncode == 0
+    stale = krb(tmp_path, "kinit", "-k", "-t", str(old), names[0])
+    assert stale.returncode != 0, stale.stdout

@@ -56,9 +56,9 @@ def test_every_waiting_executor_gets_the_change_from_one_shared_read(orchestrato
     reads = []
     real_peer_set = peers.peer_set
 
-    def counted(session, cid, pool):
+    def counted(session, cid, pool, *rest):
         reads.append(cid)
-        return real_peer_set(session, cid, pool)
+        return real_peer_set(session, cid, pool, *rest)
 
     monkeypatch.setattr(peers, "peer_set", counted)
     answers: list[dict] = []
@@ -86,3 +86,22 @@ def test_every_waiting_executor_gets_the_change_from_one_shared_read(orchestrato
     # each read its own before: WAITERS reads
     assert 1 <= len(reads) <= 2, reads
     assert cluster_id not in hub.waiters and not any(key[1] == cluster_id for key in hub.last_read)
+
+
+@pytest.mark.parametrize(("product", "version", "options", "kdc"), [
+    ("hadoop", "3.3", {"settings": {"kerberos": True, "ha": False}}, "10.9.0.1"),
+    ("hadoop", "3.3", {"settings": {"kerberos": False, "ha": False}}, ""),
+    ("static-web", "1.0", {}, ""),
+])
+def test_only_a_cluster_whose_members_get_kerberos_keys_may_reach_the_kdc(fresh_database, product, version, options,
+                                                                             kdc):
+    migrations.upgrade("spindle_orchestrator", fresh_database)
+    app = build_app(Settings(database_url=fresh_database, internal_token=TOKEN, network_pool="",
+                             kdc_address="10.9.0.1"))
+    with serve(app) as url:
+        cluster_id = httpx.post(f"{url}/clusters", headers=AS_API, timeout=10, json={
+            "owner": "alice", "owner_id": "alice", "product": product, "version": version,
+            "options": options}).json()["id"]
+        answer = httpx.get(f"{url}/internal/clusters/{cluster_id}/peers", headers=AS_API, timeout=10).json()
+    app.state.event_hub.stop()
+    assert answer["kdc"] == kdc

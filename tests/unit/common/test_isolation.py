@@ -68,3 +68,18 @@ def test_the_platform_inside_a_tenant_range_is_let_in_before_tenants_are_dropped
                            "-s 172.31.200.0/25 -j DROP", "-s 172.31.200.128/25 -j DROP"]
     outbound = chain(table, OUT_CHAIN)
     assert "-d 172.31.200.1/32 -j ACCEPT" not in outbound
+
+
+def test_a_kerberos_cluster_reaches_the_kdc_s_port_and_nothing_else_of_that_address():
+    table = rules(["172.31.200.11"], ["172.31.200.0/24"], ["172.31.200.1"], kdc="172.31.250.1")
+    outbound = chain(table, OUT_CHAIN)
+    kdc = outbound.index("-d 172.31.250.1/32 -p tcp --dport 88 -j ACCEPT")
+    assert kdc < outbound.index("-d 172.16.0.0/12 -j REJECT --reject-with icmp-admin-prohibited")
+    assert [r for r in outbound if "172.31.250.1" in r] == [outbound[kdc]]
+    assert "--dport 88" not in rules(["172.31.200.11"], ["172.31.200.0/24"])
+
+
+@pytest.mark.parametrize("bad", ["172.31.250.0/24", "kdc.example", "1.2.3.4 -j ACCEPT"])
+def test_a_kdc_is_one_address(bad):
+    with pytest.raises(ValueError):
+        rules([], [], kdc=bad)

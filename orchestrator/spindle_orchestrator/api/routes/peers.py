@@ -12,6 +12,8 @@ from spindle_common.errors import ApiError, error_responses
 from spindle_common.isolation import PeerSet
 from spindle_orchestrator import peers
 from spindle_orchestrator.core.config import Settings
+from spindle_orchestrator.models import Cluster, identity
+from spindle_orchestrator.render import RenderError, uses_kerberos
 
 router = APIRouter(prefix="/internal/clusters/{cluster_id}", tags=["internal"])
 ExecutorCaller = Annotated[Caller, Depends(require("service", "node"))]  # executors sign as nodes
@@ -41,9 +43,25 @@ async def cluster_peers(cluster_id: str, request: Request, _: ExecutorCaller,
     ranges = pool_ranges(request)
     deadline = time.monotonic() + wait
 
+    settings: Settings = request.app.state.settings
+    catalog = request.app.state.catalog
+
+    def kdc_of(cluster: Cluster) -> str:
+        """The KDC's address for a cluster whose members get Kerberos keys (``render.uses_kerberos``)."""
+        try:
+            manifest = catalog.get(cluster.product, cluster.version)
+        except ApiError:  # the catalog no longer has the product
+            return ""
+        context = {"settings": cluster.options.get("settings", {}), "cluster": identity(cluster),
+                   "platform": settings.platform}
+        try:
+            return settings.kdc_address if uses_kerberos(manifest, context) else ""
+        except RenderError:
+            return ""
+
     def read() -> PeerSet | None:
         with hub.sessions() as session:
-            return peers.peer_set(session, cluster_id, ranges.get())
+            return peers.peer_set(session, cluster_id, ranges.get(), kdc_of)
 
     async with hub.subscribe(cluster_id) as changed:
         while True:

@@ -1607,6 +1607,24 @@ export interface components {
             /** @description the driver's container hardening */
             security?: components["schemas"]["SecuritySpec"] | null;
         };
+        /** KerberosManifest */
+        KerberosManifest: {
+            /**
+             * Job Principals
+             * @description templates: those a job's driver gets
+             */
+            job_principals?: string[] | null;
+            /**
+             * Principals
+             * @description templates: the principals whose keys each member gets
+             */
+            principals: string[];
+            /**
+             * When
+             * @description a template: the keys are made while it renders True
+             */
+            when?: string | null;
+        };
         /** Lsblk */
         Lsblk: {
             /** Blockdevices */
@@ -1663,6 +1681,8 @@ export interface components {
             image: string;
             /** @description how a job's driver runs */
             jobs?: components["schemas"]["JobsManifest"] | null;
+            /** @description the Kerberos principals (the platform's KDC, realm SPINDLE) its members and job drivers get keys of */
+            kerberos?: components["schemas"]["KerberosManifest"] | null;
             /** Name */
             name: string;
             /**
