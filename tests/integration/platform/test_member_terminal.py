@@ -165,3 +165,18 @@ def test_sessions_are_recorded(owner, cluster):
     exited = [r for r in sessions if r["exit_code"] == 0]
     closed = [r for r in sessions if r["error"] == "CLOSED"]
     assert exited and closed and all(r["finished_at"] for r in exited + closed), sessions
+
+
+def test_a_session_is_recorded_ended_before_its_caller_hears_of_the_end(owner, cluster):
+    """Who saw the shell exit and then lists the member's execs finds the session ended, at once (CI
+    run 36's browser test read the record between the end frame and its completion)."""
+    for attempt in range(40):
+        with open_terminal(cluster, owner.token) as ws:
+            ws.send(b"exit\r")
+            while not isinstance(frame := ws.recv(timeout=30), str):  # output, then the end frame
+                pass
+            assert json.loads(frame)["exit_code"] == 0
+            records = httpx.get(f"{API_URL}{cluster_path(cluster)}/execs",
+                                headers={"Authorization": f"Bearer {owner.token}"}, timeout=30).json()
+            newest = max((r for r in records if r["kind"] == "terminal"), key=lambda r: r["id"])
+            assert (newest["exit_code"], newest["finished_at"] is not None) == (0, True), (attempt, newest)

@@ -277,9 +277,13 @@ def node(shell):
     served.stop()
 
 
-def caller_app(agent_url: str, token: str, outcomes: list):
-    """What the api-server's route does once the caller may: the agent's WebSocket, then the relay."""
+def caller_app(agent_url: str, token: str, outcomes: list, records: list | None = None):
+    """What the api-server's route does once the caller may: the agent's WebSocket, then the relay
+    (what it records of the session's end into ``records``)."""
     app = FastAPI()
+
+    async def record(*ended) -> None:
+        (records if records is not None else []).append(ended)
 
     @app.websocket("/terminal")
     async def terminal(websocket: WebSocket) -> None:
@@ -291,7 +295,7 @@ def caller_app(agent_url: str, token: str, outcomes: list):
             return
         await websocket.accept(subprotocol="spindle.terminal")
         try:
-            outcomes.append(await relay(websocket, agent, MEMBER))
+            outcomes.append(await relay(websocket, agent, MEMBER, record))
         finally:
             await agent.close()
 
@@ -308,7 +312,8 @@ def wait_for(outcomes: list) -> object:
 def test_frames_both_ways_until_the_shell_exits(node, shell):
     url, docker = node
     outcomes: list = []
-    with caller_app(url, INTERNAL, outcomes).websocket_connect("/terminal") as ws:
+    records: list = []
+    with caller_app(url, INTERNAL, outcomes, records).websocket_connect("/terminal") as ws:
         ws.send_bytes(b"id -u\r")
         assert shell.read(6) == b"id -u\r"
         shell.tty.sendall(b"65534\r\n")
@@ -319,6 +324,8 @@ def test_frames_both_ways_until_the_shell_exits(node, shell):
         assert docker.api.resized == [("e1", 100, 30)]
         shell.end(code=2)
         assert json.loads(ws.receive_text()) == {"exit_code": 2, "reason": "exited"}
+        # recorded before the caller got the end: who lists the member's execs now finds it ended
+        assert records == [(2, False, None)]
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_bytes()
         assert closed.value.code == 1000

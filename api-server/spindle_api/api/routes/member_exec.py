@@ -205,17 +205,22 @@ async def _open(run: _Exec, url: str, payload: dict, token: str, timeout_s: int)
 
 async def _relay(run: _Exec) -> AsyncIterator[bytes]:
     """The agent's NDJSON lines as they come; an ``error`` line when the node stops answering before
-    the end. The record is completed however the stream ends (the caller gone too)."""
+    the end. The record is completed however the stream ends (the caller gone too): at the exit code,
+    before the caller gets it (who then lists the member's execs finds it ended), else at the end."""
     exit_code, timed_out = None, False
     error: str | None = "STREAM_BROKEN"
+    recorded = False
     try:
         assert run.upstream is not None
         async for line in run.upstream.aiter_lines():
             if not line:
                 continue
             end = _end_of(line)
-            if end is not None:
+            if end is not None and not recorded:
                 exit_code, timed_out, error = end.get("exit_code"), bool(end.get("timed_out")), None
+                recorded = True
+                with anyio.CancelScope(shield=True):
+                    await _record_end(run, exit_code if isinstance(exit_code, int) else None, timed_out, error)
             yield line.encode() + b"\n"
         if error:
             yield _line({"error": {"code": "STREAM_BROKEN",
@@ -229,7 +234,8 @@ async def _relay(run: _Exec) -> AsyncIterator[bytes]:
                 await run.upstream.aclose()
             if run.client is not None:
                 await run.client.aclose()
-            await _record_end(run, exit_code if isinstance(exit_code, int) else None, timed_out, error)
+            if not recorded:
+                await _record_end(run, exit_code if isinstance(exit_code, int) else None, timed_out, error)
 
 
 def _end_of(line: str) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ node stopped answering."""
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -125,13 +125,21 @@ async def member_terminal(websocket: WebSocket, username: str, product: str, ver
             return
         # Unless the relay says otherwise: the caller went before the agent said how the shell ended.
         ended: tuple[int | None, bool, str | None] = (None, False, "CLOSED")
+        recorded = False
+
+        async def record(exit_code: int | None, timed_out: bool, error: str | None) -> None:
+            nonlocal recorded
+            recorded = True
+            await member_execs.finish(settings.database_url, record_id, exit_code, timed_out, error)
+
         try:
             await websocket.accept(subprotocol=SUBPROTOCOL)
-            ended = await relay(websocket, agent, found)
+            ended = await relay(websocket, agent, found, record)
         finally:
             with anyio.CancelScope(shield=True):  # the caller may be gone: this still runs to its end
                 await agent.close()
-                await member_execs.finish(settings.database_url, record_id, *ended)
+                if not recorded:
+                    await member_execs.finish(settings.database_url, record_id, *ended)
     finally:
         place.release()
 
@@ -202,10 +210,13 @@ async def connect_agent(agent_url: str, member: MemberView, token: str) -> Clien
                        {"node": member.node}) from exc
 
 
-async def relay(websocket: WebSocket, agent: ClientConnection, member: MemberView) -> tuple[int | None, bool,
-                                                                                                 str | None]:
+async def relay(websocket: WebSocket, agent: ClientConnection, member: MemberView,
+                record: Callable[[int | None, bool, str | None], Awaitable[None]]) -> tuple[int | None, bool,
+                                                                                            str | None]:
     """The caller's frames to the agent and the agent's to the caller, until either ends; then the
-    other is closed. How the session ended, for its record: (exit code, timed out, error)."""
+    other is closed. How the session ended, for its record: (exit code, timed out, error). The agent's
+    end frame is ``record``ed before the caller gets it: a caller who saw the session end and then
+    lists the member's execs finds it ended (the browser test did not, in CI run 36)."""
     end: dict[str, Any] | None = None
 
     async def from_agent() -> str:
@@ -213,7 +224,10 @@ async def relay(websocket: WebSocket, agent: ClientConnection, member: MemberVie
         try:
             async for frame in agent:
                 if isinstance(frame, str):
-                    end = parse_end(frame) or end
+                    parsed = parse_end(frame)
+                    if parsed is not None and end is None:
+                        end = parsed
+                        await record(end["exit_code"], end["reason"] in ("idle", "max_duration"), None)
                     await websocket.send_text(frame)
                 else:
                     await websocket.send_bytes(frame)
