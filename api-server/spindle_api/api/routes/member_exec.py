@@ -207,9 +207,7 @@ async def _relay(run: _Exec) -> AsyncIterator[bytes]:
     """The agent's NDJSON lines as they come; an ``error`` line when the node stops answering before
     the end. The record is completed however the stream ends (the caller gone too): at the exit code,
     before the caller gets it (who then lists the member's execs finds it ended), else at the end."""
-    exit_code, timed_out = None, False
-    error: str | None = "STREAM_BROKEN"
-    recorded = False
+    recorded = False  # the agent's exit code seen, and the record completed with it
     try:
         assert run.upstream is not None
         async for line in run.upstream.aiter_lines():
@@ -217,12 +215,13 @@ async def _relay(run: _Exec) -> AsyncIterator[bytes]:
                 continue
             end = _end_of(line)
             if end is not None and not recorded:
-                exit_code, timed_out, error = end.get("exit_code"), bool(end.get("timed_out")), None
                 recorded = True
+                exit_code = end.get("exit_code")
                 with anyio.CancelScope(shield=True):
-                    await _record_end(run, exit_code if isinstance(exit_code, int) else None, timed_out, error)
+                    await _record_end(run, exit_code if isinstance(exit_code, int) else None,
+                                      bool(end.get("timed_out")))
             yield line.encode() + b"\n"
-        if error:
+        if not recorded:
             yield _line({"error": {"code": "STREAM_BROKEN",
                                    "message": f"node {run.member.node} ended the output before the exit code"}})
     except httpx.HTTPError as exc:
@@ -235,7 +234,7 @@ async def _relay(run: _Exec) -> AsyncIterator[bytes]:
             if run.client is not None:
                 await run.client.aclose()
             if not recorded:
-                await _record_end(run, exit_code if isinstance(exit_code, int) else None, timed_out, error)
+                await _record_end(run, None, error="STREAM_BROKEN")
 
 
 def _end_of(line: str) -> dict[str, Any] | None:
